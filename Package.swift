@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "AssetPacks",
+    products: [
+        .library(name: "AssetPacks", targets: ["AssetPacks"]),
+        .executable(name: "assetpack", targets: ["assetpack"]),
+        .executable(name: "assetpack-bench", targets: ["assetpack-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian, found through pkg-config.
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The syscalls Swift should not spell itself.
+        .target(name: "CAssetShim"),
+
+        .target(name: "AssetSystem", dependencies: ["CAssetShim"]),
+        .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CCrypto"]),
+        .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
+        .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
+        .target(name: "AssetPacks", dependencies: ["AssetStore"]),
+        .executableTarget(name: "assetpack", dependencies: ["AssetPacks"]),
+
+        // Benchmark harness and the peers it measures against (linked only here).
+        .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibzip", path: "Benchmarks/CLibzip", pkgConfig: "libzip",
+                       providers: [.apt(["libzip-dev"])]),
+        .systemLibrary(name: "CLibdeflate", path: "Benchmarks/CLibdeflate", pkgConfig: "libdeflate",
+                       providers: [.apt(["libdeflate-dev"])]),
+        .executableTarget(
+            name: "assetpack-bench",
+            dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem",
+                           "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate"],
+            path: "Benchmarks/assetpack-bench"),
+
+        .testTarget(name: "AssetSystemTests", dependencies: ["AssetSystem"]),
+        .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem"]),
+        .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),
+        .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
+        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "assetpack"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

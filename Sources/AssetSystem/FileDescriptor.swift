@@ -1,0 +1,101 @@
+internal import CAssetShim
+
+/// An owned file descriptor, closed when it goes out of scope.
+///
+/// A `FileDescriptor` cannot be copied: exactly one owner closes it. Hand it
+/// away with ``take()`` (for example to send it over a socket) or duplicate the
+/// underlying file with ``reopenReadOnly()``.
+public struct FileDescriptor: ~Copyable, Sendable {
+    /// The descriptor number. Valid while this value lives.
+    public let rawValue: Int32
+
+    /// Takes ownership of `rawValue`, which must be an open descriptor.
+    public init(adopting rawValue: Int32) {
+        precondition(rawValue >= 0, "FileDescriptor(adopting:) needs an open descriptor")
+        self.rawValue = rawValue
+    }
+
+    deinit { _ = cas_close(rawValue) }
+
+    /// Gives up ownership and returns the descriptor number; the caller must close it.
+    public consuming func take() -> Int32 {
+        let fd = rawValue
+        discard self
+        return fd
+    }
+
+    /// Closes the descriptor, reporting an error. EINTR is not retried: Linux
+    /// releases the descriptor regardless. The corresponding C function is `close`.
+    public consuming func close() throws(Errno) {
+        let fd = rawValue
+        discard self
+        _ = try valueOrErrnoOnce("close", { cas_close(fd) })
+    }
+}
+
+/// How to open a file.
+public struct OpenOptions: OptionSet, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let readOnly = OpenOptions([])
+    public static let writeOnly = OpenOptions(rawValue: 0o1)
+    public static let readWrite = OpenOptions(rawValue: 0o2)
+    public static let create = OpenOptions(rawValue: 0o100)
+    public static let exclusive = OpenOptions(rawValue: 0o200)
+    public static let truncate = OpenOptions(rawValue: 0o1000)
+    public static let append = OpenOptions(rawValue: 0o2000)
+    public static let directory = OpenOptions(rawValue: 0o200000)
+    public static let noFollow = OpenOptions(rawValue: 0o400000)
+    public static let path = OpenOptions(rawValue: 0o10000000)
+}
+
+/// A directory to resolve relative paths against: an open directory
+/// descriptor, or the working directory.
+public enum DirectoryAnchor: Sendable {
+    case workingDirectory
+    case descriptor(Int32)
+
+    var raw: Int32 {
+        switch self {
+        case .workingDirectory: return -100 // AT_FDCWD
+        case .descriptor(let fd): return fd
+        }
+    }
+}
+
+extension FileDescriptor {
+    /// Opens `path`, relative to `anchor`, with close-on-exec.
+    ///
+    /// - Throws: `Errno` naming the path. The corresponding C function is `openat`.
+    public static func open(
+        _ path: String, _ options: OpenOptions = .readOnly, permissions: UInt32 = 0o644,
+        relativeTo anchor: DirectoryAnchor = .workingDirectory
+    ) throws(Errno) -> FileDescriptor {
+        let fd = try valueOrErrno("open", path: path) {
+            cas_openat(anchor.raw, path, options.rawValue, mode_t(permissions))
+        }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// Opens a new, independent read-only description of the same file, with
+    /// its own file offset. Through `/proc/self/fd`.
+    public func reopenReadOnly() throws(Errno) -> FileDescriptor {
+        let fd = rawValue
+        return FileDescriptor(adopting: try valueOrErrno("reopen") { cas_reopen_readonly(fd) })
+    }
+
+    /// Opens an unnamed file in the directory `directory` (`O_TMPFILE`), to be
+    /// named later with ``link(as:in:)``.
+    public static func temporary(in directory: borrowing FileDescriptor, permissions: UInt32 = 0o644) throws(Errno) -> FileDescriptor {
+        let dir = directory.rawValue
+        return FileDescriptor(adopting: try valueOrErrno("open O_TMPFILE") { cas_open_tmpfile(dir, mode_t(permissions)) })
+    }
+
+    /// Names an unnamed file made by ``temporary(in:permissions:)``. Fails with
+    /// `EEXIST` when the name is taken. The corresponding C function is `linkat`.
+    public func link(as name: String, in directory: borrowing FileDescriptor) throws(Errno) {
+        let (fd, dir) = (rawValue, directory.rawValue)
+        _ = try valueOrErrno("link", path: name) { cas_link_tmpfile(fd, dir, name) }
+    }
+}

@@ -1,0 +1,52 @@
+internal import CAssetShim
+
+/// Name-level file system operations, relative to an anchor directory.
+public enum FileSystem {
+    /// Renames `source` to `destination`. With `noReplace`, fails with
+    /// `EEXIST` rather than replacing. The corresponding C function is `renameat2`.
+    public static func rename(
+        _ source: String, to destination: String,
+        relativeTo anchor: DirectoryAnchor = .workingDirectory, noReplace: Bool = false
+    ) throws(Errno) {
+        let dir = anchor.raw
+        _ = try valueOrErrno("rename", path: source) {
+            cas_renameat2(dir, source, dir, destination, noReplace ? CAS_RENAME_NOREPLACE : 0)
+        }
+    }
+
+    /// Removes the file `path`. The corresponding C function is `unlinkat`.
+    public static func unlink(_ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory) throws(Errno) {
+        let dir = anchor.raw
+        _ = try valueOrErrno("unlink", path: path) { cas_unlinkat(dir, path, 0) }
+    }
+
+    /// Removes the empty directory `path`.
+    public static func removeDirectory(_ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory) throws(Errno) {
+        let dir = anchor.raw
+        _ = try valueOrErrno("rmdir", path: path) { cas_unlinkat(dir, path, 1) }
+    }
+
+    /// Creates the directory `path` and any missing parents. An existing
+    /// directory is fine; an existing non-directory is `ENOTDIR`.
+    public static func createDirectories(_ path: String, permissions: UInt32 = 0o755) throws(Errno) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part
+            let r = cas_mkdirat(-100, prefix, mode_t(permissions))
+            if r < 0 && -r != Errno.fileExists.rawValue {
+                throw Errno(-r, operation: "mkdir", path: prefix)
+            }
+            prefix += "/"
+        }
+        guard let status = try FileDescriptor.status(of: path), status.isDirectory else {
+            throw Errno(Errno.notDirectory.rawValue, operation: "mkdir", path: path)
+        }
+    }
+
+    /// Flushes the directory `path`'s entries to storage, so that renames and
+    /// new names in it survive a power loss.
+    public static func syncDirectory(_ path: String) throws(Errno) {
+        let fd = try FileDescriptor.open(path, .directory)
+        try fd.sync()
+    }
+}

@@ -1,0 +1,55 @@
+internal import CAssetShim
+
+/// A shared, read-only memory mapping of a whole file, unmapped when it goes
+/// out of scope.
+///
+/// The mapping stays valid after the descriptor it was made from is closed,
+/// and after the file is unlinked (POSIX keeps the pages alive).
+public struct MappedRegion: ~Copyable, @unchecked Sendable {
+    // The pages are never written and never remapped while this value lives, so
+    // sharing the read-only pointer between threads is safe.
+
+    /// The first mapped byte, or `nil` for an empty file (nothing is mapped).
+    public let baseAddress: UnsafeRawPointer?
+    /// The number of mapped bytes: the file's size when it was mapped.
+    public let count: Int
+
+    /// Maps the first `count` bytes of `descriptor` read-only and shared.
+    /// `count` zero maps nothing. The corresponding C function is `mmap`.
+    public init(mapping descriptor: borrowing FileDescriptor, count: Int) throws(Errno) {
+        precondition(count >= 0)
+        self.count = count
+        guard count > 0 else { baseAddress = nil; return }
+        var address: UnsafeMutableRawPointer?
+        let fd = descriptor.rawValue
+        _ = try valueOrErrno("mmap") { cas_mmap_readonly(fd, count, &address) }
+        baseAddress = UnsafeRawPointer(address)
+    }
+
+    deinit {
+        if let baseAddress { _ = cas_munmap(UnsafeMutableRawPointer(mutating: baseAddress), count) }
+    }
+
+    /// The mapped bytes.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: count) }
+
+    /// Advice for the kernel on how a range will be read.
+    public enum Advice: Int32, Sendable {
+        case normal = 0, random = 1, sequential = 2, willNeed = 3, dontNeed = 4
+    }
+
+    /// Tells the kernel how `range` (byte offsets into the mapping) will be
+    /// read. Errors are ignored: advice is a hint. The corresponding C function is `madvise`.
+    public func advise(_ advice: Advice, range: Range<Int>? = nil) {
+        guard let baseAddress, count > 0 else { return }
+        let r = range ?? 0..<count
+        let page = Int(cas_page_size())
+        let start = r.lowerBound / page * page
+        let end = min(count, r.upperBound)
+        guard end > start else { return }
+        _ = cas_madvise(UnsafeMutableRawPointer(mutating: baseAddress + start), end - start, advice.rawValue)
+    }
+
+    /// The system page size.
+    public static var pageSize: Int { Int(cas_page_size()) }
+}

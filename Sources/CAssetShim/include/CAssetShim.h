@@ -1,0 +1,204 @@
+/*
+ * CAssetShim — the Linux system calls that AssetPacks does not spell in Swift.
+ *
+ * Every function here is a thin wrapper with no policy. Unless a function says
+ * otherwise it returns a non-negative value on success and the negated errno on
+ * failure (for example -ENOENT), so callers never read the thread-local errno.
+ * Functions that loop until a full length is transferred retry EINTR themselves;
+ * all others leave EINTR to the caller.
+ *
+ * Every symbol is prefixed cas_. _GNU_SOURCE is defined only in shim.c.
+ */
+#ifndef CASSETSHIM_H
+#define CASSETSHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Opening and closing ------------------------------------------------ */
+
+/** Opens path relative to the directory dirfd (AT_FDCWD for the working
+ *  directory). O_CLOEXEC is always added to flags. mode matters only with
+ *  O_CREAT or O_TMPFILE. Returns the new descriptor or -errno.
+ *  The corresponding C function is openat(2). */
+int cas_openat(int dirfd, const char *path, int flags, mode_t mode);
+
+/** Opens an unnamed regular file in the directory dirfd (O_TMPFILE | O_RDWR),
+ *  to be given a name later with cas_link_tmpfile. Returns the descriptor or
+ *  -errno (-EOPNOTSUPP where the file system lacks O_TMPFILE). */
+int cas_open_tmpfile(int dirfd, mode_t mode);
+
+/** Gives the unnamed file fd (from cas_open_tmpfile) the name path in dirfd.
+ *  Fails with -EEXIST if path exists. Returns 0 or -errno.
+ *  The corresponding C function is linkat(2) with AT_EMPTY_PATH, falling back
+ *  to /proc/self/fd when AT_EMPTY_PATH needs a capability the process lacks. */
+int cas_link_tmpfile(int fd, int dirfd, const char *path);
+
+/** Opens a new, independent read-only description of the file behind fd
+ *  (through /proc/self/fd), with O_CLOEXEC. Unlike dup(2), the new descriptor
+ *  has its own file offset and its own access mode. Returns it or -errno. */
+int cas_reopen_readonly(int fd);
+
+/** Closes fd. Returns 0 or -errno. EINTR is not retried: on Linux the
+ *  descriptor is released even when close reports EINTR. */
+int cas_close(int fd);
+
+/** The file type and size of fd: *mode receives st_mode, *size st_size,
+ *  *inode st_ino, *device st_dev. Returns 0 or -errno. fstat(2). */
+int cas_fstat(int fd, uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device);
+
+/** As cas_fstat for path relative to dirfd, not following a final symlink
+ *  when nofollow is non-zero. fstatat(2). */
+int cas_fstatat(int dirfd, const char *path, int nofollow,
+                uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device);
+
+/* ---- Reading and writing ------------------------------------------------ */
+
+/** Reads up to count bytes at offset, looping over short reads and EINTR
+ *  until count bytes are read or end of file. Returns the number of bytes read
+ *  (less than count only at end of file) or -errno. pread(2). */
+ssize_t cas_pread_full(int fd, void *buffer, size_t count, int64_t offset);
+
+/** Writes count bytes at offset, looping over short writes and EINTR.
+ *  Returns count or -errno. pwrite(2). */
+ssize_t cas_pwrite_full(int fd, const void *buffer, size_t count, int64_t offset);
+
+/** Writes count bytes at the file position, looping over short writes and
+ *  EINTR. Returns count or -errno. write(2). */
+ssize_t cas_write_full(int fd, const void *buffer, size_t count);
+
+/** Reads up to count bytes at the file position (one call). read(2). */
+ssize_t cas_read(int fd, void *buffer, size_t count);
+
+/** Moves the file position. Returns the new position or -errno. lseek(2). */
+int64_t cas_lseek(int fd, int64_t offset, int whence);
+
+/** Flushes fd's data and metadata to storage. fsync(2). */
+int cas_fsync(int fd);
+
+/** Truncates or extends fd to length. ftruncate(2). */
+int cas_ftruncate(int fd, int64_t length);
+
+/** Copies up to count bytes from in_fd at *in_off to out_fd at *out_off,
+ *  advancing both offsets. Returns the number copied (0 at end of input) or
+ *  -errno; -EXDEV/-ENOSYS/-EINVAL mean "copy by hand". copy_file_range(2). */
+ssize_t cas_copy_file_range(int in_fd, int64_t *in_off, int out_fd, int64_t *out_off, size_t count);
+
+/* ---- Names ---------------------------------------------------------------- */
+
+/** Renames within or across directories. flags: 0, or CAS_RENAME_NOREPLACE to
+ *  fail with -EEXIST instead of replacing, or CAS_RENAME_EXCHANGE to swap two
+ *  existing names atomically. renameat2(2). */
+int cas_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
+#define CAS_RENAME_NOREPLACE 1u
+#define CAS_RENAME_EXCHANGE 2u
+
+/** Removes a name; dir non-zero removes an empty directory. unlinkat(2). */
+int cas_unlinkat(int dirfd, const char *path, int dir);
+
+/** Creates a directory. Returns 0, or -EEXIST if something is there. mkdirat(2). */
+int cas_mkdirat(int dirfd, const char *path, mode_t mode);
+
+/* ---- Memory mappings ------------------------------------------------------ */
+
+/** Maps length bytes of fd from offset 0, shared and read-only. *address
+ *  receives the mapping. Returns 0 or -errno. mmap(2). */
+int cas_mmap_readonly(int fd, size_t length, void **address);
+
+/** Maps length bytes of fd from offset 0, shared and writable (for filling
+ *  a memory file before it is sealed). Returns 0 or -errno. mmap(2). */
+int cas_mmap_writable(int fd, size_t length, void **address);
+
+/** Unmaps a mapping made by cas_mmap_readonly or cas_mmap_writable. munmap(2). */
+int cas_munmap(void *address, size_t length);
+
+/** Advises the kernel about a range: CAS_ADVICE_WILLNEED, _SEQUENTIAL,
+ *  _RANDOM, _DONTNEED. madvise(2). */
+int cas_madvise(void *address, size_t length, int advice);
+#define CAS_ADVICE_NORMAL 0
+#define CAS_ADVICE_RANDOM 1
+#define CAS_ADVICE_SEQUENTIAL 2
+#define CAS_ADVICE_WILLNEED 3
+#define CAS_ADVICE_DONTNEED 4
+
+/** The system page size in bytes. */
+size_t cas_page_size(void);
+
+/* ---- Sealed memory files --------------------------------------------------- */
+
+/** Creates an anonymous memory file that allows sealing, with close-on-exec.
+ *  Returns its read-write descriptor or -errno. memfd_create(2). */
+int cas_memfd_create(const char *name);
+
+/** Seals fd against every change (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE
+ *  | F_SEAL_SEAL). Fails with -EBUSY while a writable shared mapping exists.
+ *  fcntl(2) F_ADD_SEALS. */
+int cas_memfd_seal(int fd);
+
+/** The seals on fd (F_SEAL_* bits). fcntl(2) F_GET_SEALS. */
+int cas_memfd_seals(int fd);
+
+/* ---- Open file description locks -------------------------------------------- */
+
+/** Takes (or, with type CAS_LOCK_UNLOCK, releases) an open-file-description
+ *  lock on the whole of fd. With wait non-zero, blocks until granted
+ *  (F_OFD_SETLKW; EINTR is returned, not retried, so a signal can end the
+ *  wait); otherwise fails at once with -EAGAIN when another description holds
+ *  a conflicting lock (F_OFD_SETLK). fcntl(2). */
+int cas_ofd_lock(int fd, int type, int wait);
+#define CAS_LOCK_SHARED 0
+#define CAS_LOCK_EXCLUSIVE 1
+#define CAS_LOCK_UNLOCK 2
+
+/** Whether some other description holds a lock conflicting with an exclusive
+ *  lock on fd: 1 yes, 0 no, or -errno.
+ *  fcntl(2) F_OFD_GETLK. */
+int cas_ofd_probe(int fd);
+
+/* ---- Unix sockets ------------------------------------------------------------ */
+
+/** Sends count bytes of data on the connected socket sock, with the
+ *  descriptor fd attached (SCM_RIGHTS) unless fd is -1. MSG_NOSIGNAL is set.
+ *  Returns the number of bytes sent or -errno. sendmsg(2), unix(7). */
+ssize_t cas_send_with_fd(int sock, const void *data, size_t count, int fd);
+
+/** Receives up to capacity bytes from sock. A descriptor attached with
+ *  SCM_RIGHTS is stored in *fd (with close-on-exec), else *fd is -1; extra or
+ *  truncated control data is closed and reported as -EBADMSG. Returns the
+ *  number of bytes received (0 at end of stream) or -errno. recvmsg(2). */
+ssize_t cas_recv_with_fd(int sock, void *data, size_t capacity, int *fd);
+
+/** The credentials of the process at the other end of a Unix socket, as they
+ *  were when it connected. SO_PEERCRED, unix(7). */
+int cas_peer_credentials(int sock, int32_t *pid, uint32_t *uid, uint32_t *gid);
+
+/** Creates a Unix stream socket (close-on-exec) bound to path and listening
+ *  with the given backlog. The socket file gets the given mode. Returns the
+ *  descriptor or -errno (-ENAMETOOLONG when path exceeds sun_path). */
+int cas_unix_listen(const char *path, mode_t mode, int backlog);
+
+/** Connects a new Unix stream socket (close-on-exec) to path. Returns the
+ *  descriptor or -errno. */
+int cas_unix_connect(const char *path);
+
+/** Accepts a connection on a listening socket, with close-on-exec. accept4(2). */
+int cas_accept(int sock);
+
+/** Creates a connected pair of Unix stream sockets with close-on-exec.
+ *  socketpair(2). */
+int cas_socketpair(int fds[2]);
+
+/** Sets the receive and send timeouts of sock, in milliseconds (0: none).
+ *  SO_RCVTIMEO, SO_SNDTIMEO. */
+int cas_socket_timeouts(int sock, int milliseconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CASSETSHIM_H */

@@ -1,0 +1,315 @@
+#define _GNU_SOURCE
+#include "CAssetShim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define RETURN_OR_ERRNO(expr) do { long r_ = (long)(expr); return r_ < 0 ? -errno : r_; } while (0)
+
+int cas_openat(int dirfd, const char *path, int flags, mode_t mode) {
+    RETURN_OR_ERRNO(openat(dirfd, path, flags | O_CLOEXEC, mode));
+}
+
+int cas_open_tmpfile(int dirfd, mode_t mode) {
+    RETURN_OR_ERRNO(openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode));
+}
+
+int cas_link_tmpfile(int fd, int dirfd, const char *path) {
+    if (linkat(fd, "", dirfd, path, AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOENT && errno != EPERM) return -errno;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    RETURN_OR_ERRNO(linkat(AT_FDCWD, proc, dirfd, path, AT_SYMLINK_FOLLOW));
+}
+
+int cas_reopen_readonly(int fd) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    RETURN_OR_ERRNO(open(proc, O_RDONLY | O_CLOEXEC));
+}
+
+int cas_close(int fd) {
+    RETURN_OR_ERRNO(close(fd));
+}
+
+static void fill_stat(const struct stat *st, uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device) {
+    if (mode) *mode = st->st_mode;
+    if (size) *size = st->st_size;
+    if (inode) *inode = st->st_ino;
+    if (device) *device = st->st_dev;
+}
+
+int cas_fstat(int fd, uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    fill_stat(&st, mode, size, inode, device);
+    return 0;
+}
+
+int cas_fstatat(int dirfd, const char *path, int nofollow,
+                uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device) {
+    struct stat st;
+    if (fstatat(dirfd, path, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) != 0) return -errno;
+    fill_stat(&st, mode, size, inode, device);
+    return 0;
+}
+
+ssize_t cas_pread_full(int fd, void *buffer, size_t count, int64_t offset) {
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = pread(fd, (char *)buffer + done, count - done, offset + (int64_t)done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        if (n == 0) break;
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t cas_pwrite_full(int fd, const void *buffer, size_t count, int64_t offset) {
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = pwrite(fd, (const char *)buffer + done, count - done, offset + (int64_t)done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t cas_write_full(int fd, const void *buffer, size_t count) {
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = write(fd, (const char *)buffer + done, count - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t cas_read(int fd, void *buffer, size_t count) {
+    RETURN_OR_ERRNO(read(fd, buffer, count));
+}
+
+int64_t cas_lseek(int fd, int64_t offset, int whence) {
+    off_t r = lseek(fd, (off_t)offset, whence);
+    return r < 0 ? -errno : (int64_t)r;
+}
+
+int cas_fsync(int fd) {
+    RETURN_OR_ERRNO(fsync(fd));
+}
+
+int cas_ftruncate(int fd, int64_t length) {
+    RETURN_OR_ERRNO(ftruncate(fd, (off_t)length));
+}
+
+ssize_t cas_copy_file_range(int in_fd, int64_t *in_off, int out_fd, int64_t *out_off, size_t count) {
+    loff_t in = (loff_t)*in_off, out = (loff_t)*out_off;
+    ssize_t n = copy_file_range(in_fd, &in, out_fd, &out, count, 0);
+    if (n < 0) return -errno;
+    *in_off = (int64_t)in;
+    *out_off = (int64_t)out;
+    return n;
+}
+
+int cas_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags) {
+    unsigned f = 0;
+    if (flags & CAS_RENAME_NOREPLACE) f |= RENAME_NOREPLACE;
+    if (flags & CAS_RENAME_EXCHANGE) f |= RENAME_EXCHANGE;
+    RETURN_OR_ERRNO(renameat2(olddirfd, oldpath, newdirfd, newpath, f));
+}
+
+int cas_unlinkat(int dirfd, const char *path, int dir) {
+    RETURN_OR_ERRNO(unlinkat(dirfd, path, dir ? AT_REMOVEDIR : 0));
+}
+
+int cas_mkdirat(int dirfd, const char *path, mode_t mode) {
+    RETURN_OR_ERRNO(mkdirat(dirfd, path, mode));
+}
+
+int cas_mmap_readonly(int fd, size_t length, void **address) {
+    void *p = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return -errno;
+    *address = p;
+    return 0;
+}
+
+int cas_mmap_writable(int fd, size_t length, void **address) {
+    void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return -errno;
+    *address = p;
+    return 0;
+}
+
+int cas_munmap(void *address, size_t length) {
+    RETURN_OR_ERRNO(munmap(address, length));
+}
+
+int cas_madvise(void *address, size_t length, int advice) {
+    static const int map[] = { MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED };
+    if (advice < 0 || advice > 4) return -EINVAL;
+    RETURN_OR_ERRNO(madvise(address, length, map[advice]));
+}
+
+size_t cas_page_size(void) {
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int cas_memfd_create(const char *name) {
+    RETURN_OR_ERRNO(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+}
+
+int cas_memfd_seal(int fd) {
+    RETURN_OR_ERRNO(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL));
+}
+
+int cas_memfd_seals(int fd) {
+    RETURN_OR_ERRNO(fcntl(fd, F_GET_SEALS));
+}
+
+int cas_ofd_lock(int fd, int type, int wait) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type == CAS_LOCK_SHARED ? F_RDLCK : type == CAS_LOCK_EXCLUSIVE ? F_WRLCK : F_UNLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    RETURN_OR_ERRNO(fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl));
+}
+
+int cas_ofd_probe(int fd) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -errno;
+    return fl.l_type == F_UNLCK ? 0 : 1;
+}
+
+ssize_t cas_send_with_fd(int sock, const void *data, size_t count, int fd) {
+    struct iovec iov = { .iov_base = (void *)data, .iov_len = count };
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+    if (fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    RETURN_OR_ERRNO(sendmsg(sock, &msg, MSG_NOSIGNAL));
+}
+
+ssize_t cas_recv_with_fd(int sock, void *data, size_t capacity, int *fd) {
+    struct iovec iov = { .iov_base = data, .iov_len = capacity };
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    union { char buf[CMSG_SPACE(sizeof(int) * 4)]; struct cmsghdr align; } control;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    *fd = -1;
+    ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) return -errno;
+    int bad = (msg.msg_flags & MSG_CTRUNC) != 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int got;
+            memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*fd == -1 && !bad) *fd = got;
+            else { close(got); bad = 1; }
+        }
+    }
+    if (bad) {
+        if (*fd >= 0) close(*fd);
+        *fd = -1;
+        return -EBADMSG;
+    }
+    return n;
+}
+
+int cas_peer_credentials(int sock, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -errno;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}
+
+static int fill_address(struct sockaddr_un *addr, const char *path) {
+    memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof addr->sun_path) return -ENAMETOOLONG;
+    strcpy(addr->sun_path, path);
+    return 0;
+}
+
+int cas_unix_listen(const char *path, mode_t mode, int backlog) {
+    struct sockaddr_un addr;
+    int r = fill_address(&addr, path);
+    if (r < 0) return r;
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    /* Bind with a restrictive umask so the socket is never briefly wider than mode. */
+    mode_t old = umask(0777 & ~mode);
+    int b = bind(s, (struct sockaddr *)&addr, sizeof addr);
+    int e = errno;
+    umask(old);
+    if (b != 0) { close(s); return -e; }
+    if (chmod(path, mode) != 0 || listen(s, backlog) != 0) {
+        e = errno;
+        close(s);
+        return -e;
+    }
+    return s;
+}
+
+int cas_unix_connect(const char *path) {
+    struct sockaddr_un addr;
+    int r = fill_address(&addr, path);
+    if (r < 0) return r;
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    if (connect(s, (struct sockaddr *)&addr, sizeof addr) != 0) { int e = errno; close(s); return -e; }
+    return s;
+}
+
+int cas_accept(int sock) {
+    RETURN_OR_ERRNO(accept4(sock, NULL, NULL, SOCK_CLOEXEC));
+}
+
+int cas_socketpair(int fds[2]) {
+    RETURN_OR_ERRNO(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds));
+}
+
+int cas_socket_timeouts(int sock, int milliseconds) {
+    struct timeval tv = { .tv_sec = milliseconds / 1000, .tv_usec = (milliseconds % 1000) * 1000 };
+    if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return -errno;
+    RETURN_OR_ERRNO(setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv));
+}
