@@ -71,6 +71,26 @@ public struct UnixSocket: ~Copyable, Sendable {
         return Received(count: n, descriptor: fd >= 0 ? FileDescriptor(adopting: fd) : nil)
     }
 
+    /// A message from ``receive(upTo:)``: its bytes and perhaps a descriptor.
+    public struct Message: ~Copyable, Sendable {
+        /// The bytes received; empty at end of stream.
+        public var bytes: [UInt8]
+        /// The descriptor that came with them, if any; now owned by the receiver.
+        public var descriptor: FileDescriptor?
+    }
+
+    /// Receives up to `capacity` bytes and any descriptor sent with them.
+    public func receive(upTo capacity: Int) throws(Errno) -> Message {
+        var bytes = [UInt8](repeating: 0, count: capacity)
+        let sock = descriptor.rawValue
+        var fd: Int32 = -1
+        let n = try bytes.withUnsafeMutableBytes { b in
+            Result { () throws(Errno) in try valueOrErrno("recvmsg") { cas_recv_with_fd(sock, b.baseAddress, b.count, &fd) } }
+        }.get()
+        bytes.removeSubrange(n...)
+        return Message(bytes: bytes, descriptor: fd >= 0 ? FileDescriptor(adopting: fd) : nil)
+    }
+
     /// The process at the other end, as it was when it connected.
     public struct Credentials: Sendable, Equatable {
         public var pid: Int32

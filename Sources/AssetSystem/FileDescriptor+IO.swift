@@ -84,6 +84,11 @@ extension FileDescriptor {
         _ = try valueOrErrno("pwrite") { cas_pwrite_full(fd, base, bytes.count, offset) }
     }
 
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: [UInt8], at offset: Int64) throws(Errno) {
+        try bytes.withUnsafeBytes { b in Result { () throws(Errno) in try write(b, at: offset) } }.get()
+    }
+
     /// Writes all of `bytes` at the file position. The corresponding C function is `write`.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }

@@ -48,6 +48,20 @@ public enum MemoryFile {
         }
     }
 
+    /// Creates a sealed memory file holding a copy of `bytes`.
+    /// See ``sealed(name:count:fill:)``.
+    public static func sealed(name: String, copying bytes: [UInt8]) throws(Errno) -> FileDescriptor {
+        do {
+            return try sealed(name: name, count: bytes.count) { (buffer: UnsafeMutableRawBufferPointer) throws(Never) in
+                bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            }
+        } catch {
+            switch error {
+            case .system(let e): throw e
+            }
+        }
+    }
+
     /// The seals on `descriptor` (`F_SEAL_*` bits; 0x0f is all four).
     /// The corresponding C function is `fcntl` with `F_GET_SEALS`.
     public static func seals(of descriptor: borrowing FileDescriptor) throws(Errno) -> Int32 {

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import AssetSystem
+
+@Suite struct FileDescriptorTests {
+    @Test func openMissingFileNamesThePath() {
+        let dir = TemporaryDirectory()
+        #expect {
+            _ = try FileDescriptor.open(dir.path + "/absent")
+        } throws: { error in
+            guard let e = error as? Errno else { return false }
+            return e == .noSuchFile && e.path == dir.path + "/absent" && e.description.contains("absent")
+        }
+    }
+
+    @Test func preadReadsAtOffsetAndStopsAtEnd() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("f", contents: Array(0..<100))
+        let fd = try FileDescriptor.open(path)
+        #expect(try fd.read(count: 10, at: 90) == Array(90..<100))
+        #expect(try fd.read(count: 50, at: 95) == Array(95..<100))
+        #expect(try fd.read(count: 5, at: 200) == [])
+        #expect(try fd.status().size == 100)
+        #expect(try fd.status().isRegularFile)
+    }
+
+    @Test func descriptorsAreCloseOnExec() throws {
+        let dir = TemporaryDirectory()
+        let fd = try FileDescriptor.open(dir.file("f", contents: [1]))
+        let flags = try String(contentsOfFile: "/proc/self/fdinfo/\(fd.rawValue)", encoding: .utf8)
+        let line = flags.split(separator: "\n").first { $0.hasPrefix("flags:") }!
+        let octal = Int(line.split(separator: "\t").last!.trimmingCharacters(in: .whitespaces), radix: 8)!
+        #expect(octal & 0o2000000 != 0) // O_CLOEXEC
+    }
+
+    @Test func reopenGivesAnIndependentOffset() throws {
+        let dir = TemporaryDirectory()
+        let fd = try FileDescriptor.open(dir.file("f", contents: Array(0..<10)))
+        try fd.seek(to: 5)
+        let other = try fd.reopenReadOnly()
+        var one = [UInt8](repeating: 0, count: 1)
+        _ = try one.withUnsafeMutableBytes { try other.readSome(into: $0) }
+        #expect(one == [0])
+    }
+
+    @Test func copyMovesBytesBetweenFiles() throws {
+        let dir = TemporaryDirectory()
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let source = try FileDescriptor.open(dir.file("src", contents: bytes))
+        let target = try FileDescriptor.open(dir.path + "/dst", [.readWrite, .create, .exclusive])
+        try target.copy(count: 200_000, from: source, at: 50_000, to: 0)
+        #expect(try target.read(count: 300_000, at: 0) == Array(bytes[50_000..<250_000]))
+    }
+
+    @Test func renameWithoutReplaceRefusesExistingName() throws {
+        let dir = TemporaryDirectory()
+        _ = dir.file("a", contents: [1])
+        _ = dir.file("b", contents: [2])
+        #expect(throws: Errno.fileExists) {
+            try FileSystem.rename(dir.path + "/a", to: dir.path + "/b", noReplace: true)
+        }
+        try FileSystem.rename(dir.path + "/a", to: dir.path + "/c", noReplace: true)
+        #expect(try FileDescriptor.status(of: dir.path + "/a") == nil)
+    }
+
+    @Test func temporaryFileGetsANameOnlyWhenLinked() throws {
+        let dir = TemporaryDirectory()
+        let d = try FileDescriptor.open(dir.path, .directory)
+        let tmp = try FileDescriptor.temporary(in: d)
+        try tmp.write([1, 2, 3])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+        try tmp.link(as: "named", in: d)
+        #expect(try FileDescriptor.open(dir.path + "/named").readToEnd() == [1, 2, 3])
+    }
+}

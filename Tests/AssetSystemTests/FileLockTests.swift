@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+import AssetSystem
+
+@Suite struct FileLockTests {
+    @Test func secondDescriptionIsExcludedAndTimesOut() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/x.lock"
+        let first = try FileLock(path: path)
+        #expect(try FileLock.isHeld(path: path))
+        #expect(throws: Errno.wouldBlock) { _ = try FileLock(path: path, wait: .none) }
+        let start = Monotonic.now
+        #expect(throws: Errno.timedOut) { _ = try FileLock(path: path, wait: .seconds(0.2)) }
+        #expect(Monotonic.now - start >= 0.2)
+        _ = consume first
+        #expect(try !FileLock.isHeld(path: path))
+        _ = try FileLock(path: path, wait: .none)
+    }
+
+    @Test func sharedLocksCoexist() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/s.lock"
+        let a = try FileLock(path: path, kind: .shared)
+        let b = try FileLock(path: path, kind: .shared, wait: .none)
+        #expect(throws: Errno.wouldBlock) { _ = try FileLock(path: path, kind: .exclusive, wait: .none) }
+        _ = consume a
+        _ = consume b
+    }
+}
+
+@Suite struct UnixSocketTests {
+    @Test func passesADescriptorAndReportsCredentials() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("payload", contents: Array("over the socket".utf8))
+        let pair = try UnixSocket.pair()
+        let file = try FileDescriptor.open(path)
+        try pair.first.sendAll([42], passing: file.rawValue)
+        var received = try pair.second.receive(upTo: 8)
+        #expect(received.bytes == [42])
+        guard let got = received.descriptor.take() else { Issue.record("no descriptor came"); return }
+        #expect(try got.read(count: 100, at: 0) == Array("over the socket".utf8))
+        let me = try pair.second.peerCredentials()
+        #expect(me.uid == getuid() && me.pid == getpid())
+    }
+
+    @Test func listenerRefusesAnOverlongPath() {
+        let long = "/tmp/" + String(repeating: "x", count: 200)
+        #expect(throws: Errno.nameTooLong) { _ = try UnixListener(path: long) }
+    }
+}
