@@ -98,6 +98,7 @@ extension ArchiveError.PathProblem {
         case .empty: return "it is empty"
         case .emptyComponent: return "it has an empty component"
         case .currentDirectoryComponent: return "it contains a '.' component"
+        case .tooLong: return "it is longer than 65535 bytes"
         }
     }
 }

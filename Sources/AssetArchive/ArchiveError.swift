@@ -96,6 +96,8 @@ extension ArchiveError {
         case emptyComponent
         /// A `.` component.
         case currentDirectoryComponent
+        /// Longer than the 65,535 bytes a ZIP name can hold (writer only).
+        case tooLong
     }
 
     /// The file type an entry's Unix mode declares, when it is refused.

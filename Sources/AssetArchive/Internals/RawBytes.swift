@@ -55,3 +55,10 @@ extension Array where Element == UInt8 {
         for shift in stride(from: 0, to: 64, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 }
+
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes`, keeping `ArchiveError` as the thrown type.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(ArchiveError) -> R) throws(ArchiveError) -> R {
+        try withUnsafeBytes { bytes in Result { () throws(ArchiveError) in try body(bytes) } }.get()
+    }
+}
