@@ -24,8 +24,8 @@ public struct ZipArchive: Sendable {
     public let directoryCount: Int
     /// The archive comment from the end record.
     public let comment: [UInt8]
-    /// Whether the archive has ZIP64 end records or a central record that
-    /// takes a size or offset from a ZIP64 extra field.
+    /// Whether the archive has ZIP64 end records, or a central record or
+    /// local header that takes a size or offset from a ZIP64 extra field.
     public let usesZip64: Bool
 
     /// Parses and validates the archive `bytes`: the whole file, usually a

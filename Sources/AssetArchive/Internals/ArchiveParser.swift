@@ -37,7 +37,7 @@ struct ArchiveParser {
             var validation = RecordValidation(bytes: bytes, name: name, record: record)
             let member = try validation.validate()
             let layout = try check.check(member)
-            if validation.usedZip64 { parsed.usesZip64 = true }
+            if validation.usedZip64 || layout.usedZip64 { parsed.usesZip64 = true }
             extents.append(Extent(start: Int(member.localHeaderOffset), end: layout.end, index: paths.count))
             paths.append(member.path)
             if validation.isDirectory {

@@ -19,6 +19,8 @@ struct MemberLayout {
     var dataOffset: Int
     /// The offset just past the member's last byte (data or descriptor).
     var end: Int
+    /// Whether the local header took its sizes from a ZIP64 extra field.
+    var usedZip64: Bool
 }
 
 /// Checks one member's local header, and its data descriptor when it has
@@ -53,6 +55,7 @@ struct LocalHeaderCheck {
         do { zip64 = try ExtraFields.find(ZipFormat.zip64ExtraID, in: bytes, block: extra) } catch {
             throw mismatch(member, .compressedSize)
         }
+        let usedZip64 = sizes.needsExtraField
         try resolveLocalSizes(&sizes, zip64: zip64, member)
 
         let crc = bytes.u32(header + 14)
@@ -67,9 +70,11 @@ struct LocalHeaderCheck {
         guard agrees(sizes.uncompressedSize, member.uncompressedSize) else { throw mismatch(member, .uncompressedSize) }
 
         let data = try span(from: UInt64(variable.upperBound), length: member.compressedSize, member, .data)
-        guard streamed else { return MemberLayout(dataOffset: data.lowerBound, end: data.upperBound) }
+        guard streamed else {
+            return MemberLayout(dataOffset: data.lowerBound, end: data.upperBound, usedZip64: usedZip64)
+        }
         let end = try checkDescriptor(at: data.upperBound, member, preferWide: zip64 != nil)
-        return MemberLayout(dataOffset: data.lowerBound, end: end)
+        return MemberLayout(dataOffset: data.lowerBound, end: end, usedZip64: usedZip64)
     }
 
     /// Replaces all-ones local sizes by their ZIP64 values. The local ZIP64
