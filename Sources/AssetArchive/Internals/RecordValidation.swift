@@ -24,7 +24,8 @@ struct RecordValidation {
         let nameBytes = bytes.slice(nameStart, nameCount)
         isDirectory = nameCount > 0 && nameBytes[nameCount - 1] == UInt8(ascii: "/")
         let pathBytes = isDirectory ? bytes.slice(nameStart, nameCount - 1) : nameBytes
-        if let problem = MemberPath.problem(in: pathBytes) {
+        if var problem = MemberPath.problem(in: pathBytes) {
+            if isDirectory && problem == .empty { problem = .absolute }  // the name is "/"
             throw .unsafePath(archive: name, path: MemberPath.display(nameBytes), reason: problem)
         }
         let path = String(decoding: nameBytes, as: UTF8.self)

@@ -7,6 +7,8 @@ struct ZipBuilder {
     struct Descriptor {
         var signed = true
         var wide = false
+        /// A CRC-32 that differs from the central record's.
+        var crc: UInt32?
     }
 
     /// Values a local header may hold that differ from the central record.
@@ -33,7 +35,13 @@ struct ZipBuilder {
         var compressedSize: UInt64?
         var uncompressedSize: UInt64?
         var localHeaderOffset: UInt64?
+        /// Added to the real local header offset in the central record.
+        var localHeaderShift: Int = 0
         var local = LocalOverrides()
+        /// Bytes written after the member (a gap).
+        var gapAfter: [UInt8] = []
+        /// Replaces the central record's extra field.
+        var centralExtra: [UInt8]?
         var descriptor: Descriptor?
         /// Sizes and offset go to ZIP64 extra fields (local and central).
         var zip64 = false
@@ -95,11 +103,12 @@ struct ZipBuilder {
             out += name + extra + data
             if let d = member.descriptor {
                 if d.signed { out.append32(0x0807_4b50) }
-                out.append32(crc)
+                out.append32(d.crc ?? crc)
                 if d.wide { out.append64(csize); out.append64(usize) } else {
                     out.append32(UInt32(truncatingIfNeeded: csize)); out.append32(UInt32(truncatingIfNeeded: usize))
                 }
             }
+            out += member.gapAfter
         }
         let cdStart = UInt64(out.count)
         var count: UInt64 = 0
@@ -108,12 +117,13 @@ struct ZipBuilder {
             let crc = member.crc ?? CRC32.of(member.content)
             let csize = member.compressedSize ?? UInt64(datas[index].count)
             let usize = member.uncompressedSize ?? UInt64(member.content.count)
-            let lho = member.localHeaderOffset ?? offsets[index]
+            let lho = member.localHeaderOffset ?? UInt64(Int(offsets[index]) + member.localHeaderShift)
             var extra: [UInt8] = []
             if member.zip64 {
                 extra.append16(1); extra.append16(24)
                 extra.append64(usize); extra.append64(csize); extra.append64(lho)
             }
+            if let replacement = member.centralExtra { extra = replacement }
             out.append32(0x0201_4b50)
             out.append16(member.versionMadeBy)
             out.append16(member.zip64 ? 45 : 20)
