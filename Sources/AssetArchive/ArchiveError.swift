@@ -102,10 +102,16 @@ extension ArchiveError {
 
     /// The file type an entry's Unix mode declares, when it is refused.
     public enum EntryKind: Sendable, Equatable {
+        /// A symbolic link (mode 0o120000).
         case symbolicLink
+        /// A named pipe (mode 0o010000), unless it is Info-ZIP's record of
+        /// standard input, named `-`, which is read as a regular file.
         case fifo
+        /// A character device (mode 0o020000).
         case characterDevice
+        /// A block device (mode 0o060000).
         case blockDevice
+        /// A Unix-domain socket (mode 0o140000).
         case socket
         /// A directory mode on a name that does not end in `/`.
         case directory
@@ -117,12 +123,17 @@ extension ArchiveError {
     public enum HeaderField: Sendable, Equatable {
         /// No local-header signature where the central directory points.
         case signature
+        /// The name bytes.
         case name
+        /// The compression method.
         case method
         /// General-purpose flag bits 0, 3, 6 or 11.
         case flags
+        /// The CRC-32 of the data.
         case crc32
+        /// The number of data bytes in the archive.
         case compressedSize
+        /// The number of bytes once inflated.
         case uncompressedSize
     }
 
@@ -144,13 +155,17 @@ extension ArchiveError {
     public enum OverlapTarget: Sendable, Equatable {
         /// Another member, by path.
         case member(String)
+        /// The central directory, which members must end before.
         case centralDirectory
     }
 
     /// The part of a member that reaches past the end of the file.
     public enum MemberPart: Sendable, Equatable {
+        /// The local header, with its name and extra field.
         case localHeader
+        /// The member's data.
         case data
+        /// The data descriptor after the data (flag bit 3).
         case dataDescriptor
     }
 

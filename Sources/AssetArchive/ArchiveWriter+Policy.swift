@@ -31,7 +31,9 @@ extension ArchiveWriter {
 
     /// How a member will be written, once its name and size are known.
     enum Plan {
+        /// Store the bytes as they are.
         case stored
+        /// Deflate, whatever the result's size.
         case deflated
         /// Deflate, and fall back to stored when that does not pay.
         case deflatedIfSmaller

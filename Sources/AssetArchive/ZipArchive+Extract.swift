@@ -42,7 +42,9 @@ extension ZipArchive {
     ///   - destination: exactly `entry.uncompressedSize` bytes (a
     ///     precondition). On error its contents are unspecified.
     ///   - archive: how errors name the archive.
-    /// - Throws: as ``verify(_:in:archive:)``.
+    /// - Throws: as ``verify(_:in:archive:)``, and
+    ///   ``ArchiveError/malformedEntry(archive:path:problem:)`` for an entry
+    ///   (made by hand) whose sizes are impossible for its method.
     public static func extract(
         _ entry: ArchiveEntry, from bytes: UnsafeRawBufferPointer,
         into destination: UnsafeMutableRawBufferPointer, archive: String
@@ -73,6 +75,7 @@ extension ZipArchive {
     /// compressed size); callers facing untrusted archives should still cap
     /// `entry.uncompressedSize` before calling.
     public static func extract(_ entry: ArchiveEntry, from bytes: UnsafeRawBufferPointer, archive: String) throws(ArchiveError) -> [UInt8] {
+        _ = try memberData(entry, in: bytes, archive: archive)  // bounds the size before allocating
         var failure: ArchiveError?
         let result = [UInt8](unsafeUninitializedCapacity: Int(entry.uncompressedSize)) { buffer, count in
             do throws(ArchiveError) {
@@ -87,10 +90,15 @@ extension ZipArchive {
         return result
     }
 
-    /// The member's data bytes, checked to lie inside `bytes`.
+    /// The member's data bytes, checked to lie inside `bytes`, and its sizes
+    /// checked to be possible (an entry may be made by hand).
     private static func memberData(
         _ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String
     ) throws(ArchiveError) -> UnsafeRawBufferPointer {
+        if let problem = RecordValidation.sizeProblem(
+            method: entry.method, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize) {
+            throw .malformedEntry(archive: archive, path: entry.path, problem: problem)
+        }
         let (end, overflow) = entry.dataOffset.addingReportingOverflow(entry.compressedSize)
         guard !overflow, end <= UInt64(bytes.count) else {
             throw .outOfBounds(archive: archive, path: entry.path, part: .data)

@@ -117,4 +117,18 @@ import Testing
             try other.withUnsafeBytes { try ZipArchive.extract(entry, from: $0, archive: "t.zip") }
         }
     }
+
+    @Test func handMadeEntriesWithImpossibleSizesAreRefused() {
+        let bytes = ZipBuilder([.init("a")]).build()
+        let lying = ArchiveEntry(path: "x", method: .stored, crc32: 0, compressedSize: 5, uncompressedSize: 6,
+                                 localHeaderOffset: 0, dataOffset: 31)
+        #expect(throws: ArchiveError.malformedEntry(archive: "t.zip", path: "x", problem: .storedSizes)) {
+            try bytes.withUnsafeBytes { try ZipArchive.extract(lying, from: $0, archive: "t.zip") }
+        }
+        let bomb = ArchiveEntry(path: "y", method: .deflated, crc32: 0, compressedSize: 5, uncompressedSize: .max,
+                                localHeaderOffset: 0, dataOffset: 31)
+        #expect(throws: ArchiveError.malformedEntry(archive: "t.zip", path: "y", problem: .impossibleRatio)) {
+            try bytes.withUnsafeBytes { try ZipArchive.extract(bomb, from: $0, archive: "t.zip") }
+        }
+    }
 }

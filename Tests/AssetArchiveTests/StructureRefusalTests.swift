@@ -139,12 +139,16 @@ import Testing
     }
 
     @Test func readsZip64EndRecordsAndRefusesBrokenOnes() throws {
-        var builder = ZipBuilder([.init("a"), .init("b")])
+        var wide = ZipBuilder.Member("b", text(lines: 30), method: 8)
+        wide.zip64 = true  // sizes and offset in ZIP64 extra fields, local and central
+        #expect(try parse(ZipBuilder([.init("a"), wide]).build()).usesZip64)
+        #expect(try !parse(ZipBuilder([.init("a")]).build()).usesZip64)
+        var builder = ZipBuilder([.init("a"), wide])
         builder.zip64End = true
         builder.comment = Array("note".utf8)
         var bytes = builder.build()
         let archive = try parse(bytes)
-        #expect(archive.usesZip64)
+        #expect(try extractAll(bytes) == ["a": Array("hello".utf8), "b": text(lines: 30)])
         #expect(archive.comment == Array("note".utf8))
         let record = bytes.count - 4 - 22 - 20 - 56
         bytes[record] ^= 0xff

@@ -44,7 +44,7 @@ struct ArchiveParser {
                 parsed.directoryCount += 1
             } else {
                 parsed.entries.append(ArchiveEntry(
-                    path: member.path, method: CompressionMethod(rawValue: member.method)!, crc32: member.crc32,
+                    path: member.path, method: member.method, crc32: member.crc32,
                     compressedSize: member.compressedSize, uncompressedSize: member.uncompressedSize,
                     localHeaderOffset: member.localHeaderOffset, dataOffset: UInt64(layout.dataOffset)))
             }

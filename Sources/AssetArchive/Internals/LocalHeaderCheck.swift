@@ -3,7 +3,7 @@
 struct DeclaredMember {
     var path: String
     var flags: UInt16
-    var method: UInt16
+    var method: CompressionMethod
     var crc32: UInt32
     var compressedSize: UInt64
     var uncompressedSize: UInt64
@@ -38,7 +38,7 @@ struct LocalHeaderCheck {
         guard bytes.u32(header) == ZipFormat.localHeaderSignature else { throw mismatch(member, .signature) }
         let flags = bytes.u16(header + 6)
         guard (flags ^ member.flags) & ZipFormat.flagsThatMustAgree == 0 else { throw mismatch(member, .flags) }
-        guard bytes.u16(header + 8) == member.method else { throw mismatch(member, .method) }
+        guard bytes.u16(header + 8) == member.method.rawValue else { throw mismatch(member, .method) }
         let nameCount = Int(bytes.u16(header + 26))
         let extraCount = Int(bytes.u16(header + 28))
         let variable = try span(from: UInt64(header + ZipFormat.localHeaderSize),

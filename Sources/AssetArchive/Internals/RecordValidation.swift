@@ -32,9 +32,9 @@ struct RecordValidation {
 
         let flags = bytes.u16(record + 8)
         guard flags & ZipFormat.flagsMeaningEncrypted == 0 else { throw .encrypted(archive: name, path: path) }
-        let method = bytes.u16(record + 10)
-        guard CompressionMethod(rawValue: method) != nil else {
-            throw .unsupportedMethod(archive: name, path: path, method: method)
+        let methodNumber = bytes.u16(record + 10)
+        guard let method = CompressionMethod(rawValue: methodNumber) else {
+            throw .unsupportedMethod(archive: name, path: path, method: methodNumber)
         }
 
         var values = Zip64Values(
@@ -88,20 +88,28 @@ struct RecordValidation {
         throw .nonRegularEntry(archive: name, path: path, kind: kind)
     }
 
+    /// Why sizes are impossible for `method`: stored sizes must be equal,
+    /// and deflate cannot expand data more than about 1,032 times.
+    static func sizeProblem(
+        method: CompressionMethod, compressedSize: UInt64, uncompressedSize: UInt64
+    ) -> ArchiveError.EntryProblem? {
+        switch method {
+        case .stored:
+            return compressedSize == uncompressedSize ? nil : .storedSizes
+        case .deflated:
+            let (most, overflow) = compressedSize.multipliedReportingOverflow(by: ZipFormat.maximumDeflateRatio)
+            return overflow || uncompressedSize <= most + 1024 ? nil : .impossibleRatio
+        }
+    }
+
     /// Stored sizes must be equal, deflated ones possible, directories empty.
-    private func checkSizes(_ values: Zip64Values, method: UInt16, path: String) throws(ArchiveError) {
+    private func checkSizes(_ values: Zip64Values, method: CompressionMethod, path: String) throws(ArchiveError) {
         if isDirectory && values.uncompressedSize != 0 {
             throw .malformedEntry(archive: name, path: path, problem: .directoryWithData)
         }
-        if method == CompressionMethod.stored.rawValue {
-            guard values.compressedSize == values.uncompressedSize else {
-                throw .malformedEntry(archive: name, path: path, problem: .storedSizes)
-            }
-        } else {
-            let (most, overflow) = values.compressedSize.multipliedReportingOverflow(by: ZipFormat.maximumDeflateRatio)
-            guard overflow || values.uncompressedSize <= most + 1024 else {
-                throw .malformedEntry(archive: name, path: path, problem: .impossibleRatio)
-            }
+        if let problem = Self.sizeProblem(
+            method: method, compressedSize: values.compressedSize, uncompressedSize: values.uncompressedSize) {
+            throw .malformedEntry(archive: name, path: path, problem: problem)
         }
     }
 }
