@@ -1,0 +1,167 @@
+import AssetSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes pack archives: standard ZIP files that are deterministic and
+/// ready to be mapped.
+///
+/// The same members give the same bytes, whatever order they are given in:
+/// members are sorted by the bytes of their paths, every header carries the
+/// DOS time 1980-01-01 00:00, "version made by" Unix, mode 0o100644 and no
+/// timestamp fields, and deflate runs at a fixed level.
+/// Stored members' data is aligned, with padding in a local extra field of
+/// ID 0xD935 as Android's zipalign writes it: to 16 bytes, and to the page
+/// size for members of 64 KiB and more. Names that are not ASCII get flag
+/// bit 11 (UTF-8). ZIP64 records are written when a size, an offset or the
+/// member count needs them. No data descriptors are used.
+public struct ArchiveWriter {
+    /// How to store a member.
+    public enum Compression: Sendable, Hashable {
+        /// Stored for already-compressed media (``storedExtensions``) and
+        /// for members under ``smallMemberLimit`` bytes; otherwise deflated,
+        /// unless deflate does not save at least 3 %.
+        case automatic
+        /// Always stored.
+        case stored
+        /// Always deflated, even when that makes the member larger.
+        case deflated
+    }
+
+    /// Where a member's bytes come from.
+    public enum Source: Sendable, Hashable {
+        /// The regular file at this path, read in chunks (never whole when large).
+        case file(String)
+        /// These bytes.
+        case bytes([UInt8])
+    }
+
+    /// One member to write.
+    public struct Member: Sendable, Hashable {
+        /// The member's path in the archive; it must pass ``MemberPath``'s rules.
+        public var path: String
+        /// Where its bytes come from.
+        public var source: Source
+        /// How to store it.
+        public var compression: Compression
+
+        /// A member at `path` holding the bytes of `source`.
+        public init(path: String, source: Source, compression: Compression = .automatic) {
+            self.path = path
+            self.source = source
+            self.compression = compression
+        }
+    }
+
+    /// Writes `members` as a new archive at `path`, replacing any file there.
+    ///
+    /// The archive is written to a temporary file beside `path`, synced,
+    /// parsed back, then renamed over `path` and the directory synced; a
+    /// failure leaves `path` untouched and removes the temporary file.
+    ///
+    /// - Parameters:
+    ///   - members: the members, in any order; paths must be unique.
+    ///   - comment: the archive comment: at most 65,535 bytes, without `PK\5\6`.
+    ///   - path: where the archive goes; also how errors name it.
+    /// - Returns: the written archive, parsed.
+    /// - Throws: ``ArchiveError/unsafePath(archive:path:reason:)`` or
+    ///   ``ArchiveError/duplicateMember(archive:path:)`` for bad member paths,
+    ///   ``ArchiveError/unreadableSource(archive:path:source:problem:)`` for a
+    ///   source file that cannot be read, ``ArchiveError/invalidComment(archive:length:)``,
+    ///   and ``ArchiveError/io(archive:error:)`` when writing fails.
+    @discardableResult
+    public static func write(_ members: [Member], comment: [UInt8] = [], to path: String) throws(ArchiveError) -> ZipArchive {
+        guard comment.count <= Int(ZipFormat.max16), !containsEndSignature(comment) else {
+            throw .invalidComment(archive: path, length: comment.count)
+        }
+        let ordered = try order(members, archive: path)
+        let temporary = temporaryPath(beside: path)
+        var output = try ArchiveOutput(creating: temporary, archive: path)
+        do throws(ArchiveError) {
+            var writer = try MemberWriter(archive: path)
+            var centralDirectory: [UInt8] = []
+            for (name, member) in ordered {
+                let written: WrittenMember
+                switch member.source {
+                case .bytes(let bytes):
+                    let plan = plan(member.compression, path: member.path, size: UInt64(bytes.count))
+                    written = try bytes.withBytes { data throws(ArchiveError) in
+                        try writer.write(name: name, bytes: data, plan: plan, to: &output)
+                    }
+                case .file(let source):
+                    let file = try SourceFile(opening: source, member: member.path, archive: path)
+                    let plan = plan(member.compression, path: member.path, size: file.size)
+                    if file.size <= MemberWriter.inMemoryLimit {
+                        written = try file.readAll().withBytes { data throws(ArchiveError) in
+                            try writer.write(name: name, bytes: data, plan: plan, to: &output)
+                        }
+                    } else {
+                        written = try writer.write(name: name, file: file, plan: plan, to: &output)
+                    }
+                }
+                HeaderEncoder.appendCentralRecord(written, to: &centralDirectory)
+            }
+            let directoryOffset = output.position
+            try output.append(centralDirectory)
+            try output.append(HeaderEncoder.endRecords(
+                count: UInt64(ordered.count), offset: directoryOffset, size: UInt64(centralDirectory.count), comment: comment))
+            try output.finish()
+            let archive = try ZipArchive.open(path: temporary, name: path)
+            do {
+                try FileSystem.rename(temporary, to: path)
+                try FileSystem.syncDirectory(directory(of: path))
+            } catch {
+                throw .io(archive: path, error: error)
+            }
+            return archive
+        } catch {
+            try? FileSystem.unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The members with their paths' bytes, checked and sorted by those bytes.
+    private static func order(_ members: [Member], archive: String) throws(ArchiveError) -> [([UInt8], Member)] {
+        var seen = Set<String>(minimumCapacity: members.count)
+        var named: [([UInt8], Member)] = []
+        named.reserveCapacity(members.count)
+        for member in members {
+            let name = Array(member.path.utf8)
+            if let problem = name.withUnsafeBytes({ MemberPath.problem(in: $0) }) {
+                throw .unsafePath(archive: archive, path: member.path, reason: problem)
+            }
+            guard name.count <= Int(ZipFormat.max16) else {
+                throw .unsafePath(archive: archive, path: member.path, reason: .tooLong)
+            }
+            guard seen.insert(member.path).inserted else {
+                throw .duplicateMember(archive: archive, path: member.path)
+            }
+            named.append((name, member))
+        }
+        named.sort { $0.0.lexicographicallyPrecedes($1.0) }
+        return named
+    }
+
+    /// A new name in the directory of `path`, hidden and unlikely to clash.
+    private static func temporaryPath(beside path: String) -> String {
+        let directory = directory(of: path)
+        let base = path.split(separator: "/").last.map(String.init) ?? "archive"
+        let tag = String(UInt64.random(in: 0 ... .max), radix: 36)
+        return "\(directory)/.\(base).\(getpid()).\(tag).tmp"
+    }
+
+    /// The directory part of `path`: "." for a bare name, "/" for a file in the root.
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func containsEndSignature(_ comment: [UInt8]) -> Bool {
+        guard comment.count >= 4 else { return false }
+        return (0 ... comment.count - 4).contains { i in
+            comment[i] == 0x50 && comment[i + 1] == 0x4b && comment[i + 2] == 0x05 && comment[i + 3] == 0x06
+        }
+    }
+}

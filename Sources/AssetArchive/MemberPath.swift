@@ -1,0 +1,75 @@
+/// The rules a member path must follow, shared by the reader and the writer.
+///
+/// A member path is a relative path of valid UTF-8 whose components are
+/// separated by `/`: not empty, not absolute (no leading `/`, no drive letter
+/// such as `C:`), no backslash, no NUL byte, and no empty, `.` or `..`
+/// component. Directory entries end in one `/`, which is not part of these
+/// rules.
+public enum MemberPath {
+    /// Why `path` is not a valid member path, or `nil` when it is one.
+    public static func problem(in path: String) -> ArchiveError.PathProblem? {
+        var path = path
+        return path.withUTF8 { problem(in: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Why the name bytes `name` are not a valid member path, or `nil` when
+    /// they are one. Checks the bytes in one pass, without allocating.
+    public static func problem(in name: UnsafeRawBufferPointer) -> ArchiveError.PathProblem? {
+        let count = name.count
+        guard count > 0 else { return .empty }
+        var asciiOnly = true
+        var componentStart = 0
+        var index = 0
+        while index <= count {
+            let byte: UInt8 = index < count ? name[index] : UInt8(ascii: "/")
+            switch byte {
+            case 0:
+                return .nulByte
+            case UInt8(ascii: "\\"):
+                return .backslash
+            case UInt8(ascii: "/"):
+                let length = index - componentStart
+                if length == 0 {
+                    return componentStart == 0 ? .absolute : .emptyComponent
+                }
+                if name[componentStart] == UInt8(ascii: ".") {
+                    if length == 1 { return .currentDirectoryComponent }
+                    if length == 2 && name[componentStart + 1] == UInt8(ascii: ".") { return .parentTraversal }
+                }
+                if componentStart == 0 && length == 2 && name[1] == UInt8(ascii: ":") && isLetter(name[0]) {
+                    return .absolute
+                }
+                componentStart = index + 1
+            default:
+                if byte >= 0x80 { asciiOnly = false }
+            }
+            index += 1
+        }
+        if !asciiOnly && !isValidUTF8(name) { return .invalidUTF8 }
+        return nil
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (no overlong forms, no
+    /// surrogates, nothing above U+10FFFF).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
+    /// The name as a `String`, for an error message: invalid UTF-8 is
+    /// replaced by U+FFFD.
+    static func display(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,138 @@
+extension ZipArchive {
+    /// Checks one member's data: a stored member's CRC-32, or that a
+    /// deflated member inflates to exactly its declared size and CRC-32.
+    /// Inflated bytes go through a small scratch buffer and are not kept.
+    ///
+    /// - Parameters:
+    ///   - entry: a member of the archive parsed from `bytes`.
+    ///   - bytes: the whole archive file.
+    ///   - archive: how errors name the archive.
+    /// - Throws: ``ArchiveError/crcMismatch(archive:path:expected:actual:)``,
+    ///   ``ArchiveError/sizeMismatch(archive:path:declared:actual:)``,
+    ///   ``ArchiveError/corruptData(archive:path:detail:)``, or
+    ///   ``ArchiveError/outOfBounds(archive:path:part:)`` when `bytes` is not
+    ///   the archive `entry` came from.
+    public static func verify(_ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String) throws(ArchiveError) {
+        let data = try memberData(entry, in: bytes, archive: archive)
+        switch entry.method {
+        case .stored:
+            try checkCRC(CRC32.checksum(data), entry, archive: archive)
+        case .deflated:
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+            defer { scratch.deallocate() }
+            var crc: UInt32 = 0
+            try inflate(entry, data, archive: archive,
+                        window: { _, remaining in
+                            UnsafeMutableRawBufferPointer(rebasing: scratch[..<Int(min(remaining, UInt64(scratch.count)))])
+                        },
+                        consume: { crc = CRC32.checksum($0, continuing: crc) })
+            try checkCRC(crc, entry, archive: archive)
+        }
+    }
+
+    /// Puts a member's bytes into `destination`: copies a stored member,
+    /// inflates a deflated one. Checks the size exactly and the CRC-32.
+    ///
+    /// Nothing is ever written past `destination`: inflation stops at the
+    /// declared size and reports more data as an error.
+    ///
+    /// - Parameters:
+    ///   - entry: a member of the archive parsed from `bytes`.
+    ///   - bytes: the whole archive file.
+    ///   - destination: exactly `entry.uncompressedSize` bytes (a
+    ///     precondition). On error its contents are unspecified.
+    ///   - archive: how errors name the archive.
+    /// - Throws: as ``verify(_:in:archive:)``, and
+    ///   ``ArchiveError/malformedEntry(archive:path:problem:)`` for an entry
+    ///   (made by hand) whose sizes are impossible for its method.
+    public static func extract(
+        _ entry: ArchiveEntry, from bytes: UnsafeRawBufferPointer,
+        into destination: UnsafeMutableRawBufferPointer, archive: String
+    ) throws(ArchiveError) {
+        precondition(UInt64(destination.count) == entry.uncompressedSize,
+                     "extract(_:from:into:archive:) needs a destination of exactly uncompressedSize bytes")
+        let data = try memberData(entry, in: bytes, archive: archive)
+        switch entry.method {
+        case .stored:
+            if !data.isEmpty { destination.copyMemory(from: data) }
+            try checkCRC(CRC32.checksum(UnsafeRawBufferPointer(destination)), entry, archive: archive)
+        case .deflated:
+            var crc: UInt32 = 0
+            try inflate(entry, data, archive: archive,
+                        window: { produced, remaining in
+                            let start = Int(produced)
+                            return UnsafeMutableRawBufferPointer(rebasing: destination[start ..< start + Int(remaining)])
+                        },
+                        consume: { crc = CRC32.checksum($0, continuing: crc) })
+            try checkCRC(crc, entry, archive: archive)
+        }
+    }
+
+    /// A member's bytes in a new array. See ``extract(_:from:into:archive:)``.
+    ///
+    /// The array has the declared size, which the archive's structure bounds
+    /// (a deflated member cannot declare more than about 1,032 times its
+    /// compressed size); callers facing untrusted archives should still cap
+    /// `entry.uncompressedSize` before calling.
+    public static func extract(_ entry: ArchiveEntry, from bytes: UnsafeRawBufferPointer, archive: String) throws(ArchiveError) -> [UInt8] {
+        _ = try memberData(entry, in: bytes, archive: archive)  // bounds the size before allocating
+        var failure: ArchiveError?
+        let result = [UInt8](unsafeUninitializedCapacity: Int(entry.uncompressedSize)) { buffer, count in
+            do throws(ArchiveError) {
+                try extract(entry, from: bytes, into: UnsafeMutableRawBufferPointer(buffer), archive: archive)
+                count = buffer.count
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return result
+    }
+
+    /// The member's data bytes, checked to lie inside `bytes`, and its sizes
+    /// checked to be possible (an entry may be made by hand).
+    private static func memberData(
+        _ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String
+    ) throws(ArchiveError) -> UnsafeRawBufferPointer {
+        if let problem = RecordValidation.sizeProblem(
+            method: entry.method, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize) {
+            throw .malformedEntry(archive: archive, path: entry.path, problem: problem)
+        }
+        let (end, overflow) = entry.dataOffset.addingReportingOverflow(entry.compressedSize)
+        guard !overflow, end <= UInt64(bytes.count) else {
+            throw .outOfBounds(archive: archive, path: entry.path, part: .data)
+        }
+        return bytes.slice(Int(entry.dataOffset), Int(entry.compressedSize))
+    }
+
+    private static func checkCRC(_ actual: UInt32, _ entry: ArchiveEntry, archive: String) throws(ArchiveError) {
+        guard actual == entry.crc32 else {
+            throw .crcMismatch(archive: archive, path: entry.path, expected: entry.crc32, actual: actual)
+        }
+    }
+
+    private static func inflate(
+        _ entry: ArchiveEntry, _ data: UnsafeRawBufferPointer, archive: String,
+        window: (UInt64, UInt64) -> UnsafeMutableRawBufferPointer,
+        consume: (UnsafeRawBufferPointer) -> Void
+    ) throws(ArchiveError) {
+        do {
+            var inflater = try Inflater()
+            try inflater.inflate(data, expected: entry.uncompressedSize, window: window, consume: consume)
+        } catch {
+            switch error {
+            case .tooLong:
+                throw .sizeMismatch(archive: archive, path: entry.path, declared: entry.uncompressedSize,
+                                    actual: .moreThanDeclared)
+            case .tooShort(let produced):
+                throw .sizeMismatch(archive: archive, path: entry.path, declared: entry.uncompressedSize,
+                                    actual: .fewer(produced))
+            case .corrupt(let detail):
+                throw .corruptData(archive: archive, path: entry.path, detail: detail)
+            case .outOfMemory:
+                throw .io(archive: archive, error: .init(12, operation: "inflate", path: archive))
+            }
+        }
+    }
+}
