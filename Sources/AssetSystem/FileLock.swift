@@ -64,6 +64,21 @@ public struct FileLock: ~Copyable, Sendable {
         }
     }
 
+    /// Takes an exclusive lock on the open file `descriptor` without waiting.
+    /// The lock lasts until every descriptor of that open file description
+    /// is closed. Returns `false` when another description holds a
+    /// conflicting lock. The corresponding C function is `fcntl` with `F_OFD_SETLK`.
+    public static func tryLock(_ descriptor: borrowing FileDescriptor) throws(Errno) -> Bool {
+        let fd = descriptor.rawValue
+        let r = cas_ofd_lock(fd, CAS_LOCK_EXCLUSIVE, 0)
+        if r >= 0 { return true }
+        if -r == Errno.wouldBlock.rawValue || -r == 13 /* EACCES */ { return false }
+        throw Errno(-r, operation: "lock")
+    }
+
+    /// The lock file's identity, to check that the path still names it.
+    public func status() throws(Errno) -> FileStatus { try descriptor.status() }
+
     /// Whether another open file description holds a lock on `path` that
     /// conflicts with an exclusive lock. `false` when the file does not exist.
     /// The corresponding C function is `fcntl` with `F_OFD_GETLK`.

@@ -1,4 +1,7 @@
 internal import CAssetShim
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Name-level file system operations, relative to an anchor directory.
 public enum FileSystem {
@@ -48,5 +51,20 @@ public enum FileSystem {
     public static func syncDirectory(_ path: String) throws(Errno) {
         let fd = try FileDescriptor.open(path, .directory)
         try fd.sync()
+    }
+
+    /// The names in directory `path` (without `.` and `..`), unsorted; empty
+    /// when it cannot be read. The corresponding C function is `readdir`.
+    public static func names(in path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 }
