@@ -35,9 +35,12 @@ func key(_ n: Int) -> [UInt8] {
     return w.bytes
 }
 
-/// A value of `count` bytes derived from `seed`.
+/// A value of `count` bytes derived from `seed`: its first bytes are the
+/// seed, the rest one byte of it repeated (cheap to make in debug builds).
 func value(_ seed: Int, count: Int) -> [UInt8] {
-    (0..<count).map { UInt8(truncatingIfNeeded: seed &* 31 &+ $0) }
+    var bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: seed &* 31), count: count)
+    for i in 0..<min(8, count) { bytes[i] = UInt8(truncatingIfNeeded: seed >> (8 * i)) }
+    return bytes
 }
 
 /// Runs `body(0..<count)` on `count` new threads at once and waits for all.
