@@ -56,6 +56,7 @@ public struct ByteWriter: Sendable, Equatable, IndexBytes {
     }
 
     /// Lends the bytes written. See ``IndexBytes``.
+    @inlinable
     public func withIndexBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try bytes.withIndexBytes(body)
     }

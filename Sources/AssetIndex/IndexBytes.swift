@@ -11,6 +11,7 @@ public protocol IndexBytes {
 
 extension String: IndexBytes {
     /// Lends the string's UTF-8 code units, without a terminating NUL.
+    @inlinable
     public func withIndexBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         var utf8 = self
         return try utf8.withUTF8 { bytes in
@@ -21,6 +22,7 @@ extension String: IndexBytes {
 
 extension Array: IndexBytes where Element == UInt8 {
     /// Lends the array's storage.
+    @inlinable
     public func withIndexBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try withUnsafeBytes { bytes in Result { () throws(E) in try body(bytes) } }.get()
     }
@@ -28,6 +30,7 @@ extension Array: IndexBytes where Element == UInt8 {
 
 extension ArraySlice: IndexBytes where Element == UInt8 {
     /// Lends the slice's storage.
+    @inlinable
     public func withIndexBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try withUnsafeBytes { bytes in Result { () throws(E) in try body(bytes) } }.get()
     }
@@ -35,6 +38,7 @@ extension ArraySlice: IndexBytes where Element == UInt8 {
 
 extension UnsafeRawBufferPointer: IndexBytes {
     /// Lends the buffer itself.
+    @inlinable
     public func withIndexBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(self)
     }

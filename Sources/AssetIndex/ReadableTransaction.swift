@@ -61,18 +61,20 @@ public protocol ReadableTransaction: ~Copyable {
 extension ReadableTransaction where Self: ~Copyable {
     /// The value stored under `key`; see the raw-buffer `get`.
     /// The corresponding C function is `mdb_get`.
-    @inline(__always)
+    @inlinable
     public func get(_ db: Database, key: some IndexBytes) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try key.withIndexBytes { (k) throws(LMDBError) in try get(db, key: k) }
     }
 
     /// Whether anything is stored under `key`. The corresponding C function is `mdb_get`.
+    @inlinable
     public func contains(_ db: Database, key: some IndexBytes) throws(LMDBError) -> Bool {
         try get(db, key: key) != nil
     }
 
     /// Whether exactly this key/value pair is stored. The corresponding C
     /// function is `mdb_cursor_get` with `MDB_GET_BOTH`.
+    @inlinable
     public func contains(_ db: Database, key: some IndexBytes, value: some IndexBytes) throws(LMDBError) -> Bool {
         try key.withIndexBytes { (k) throws(LMDBError) in
             try value.withIndexBytes { (v) throws(LMDBError) in try contains(db, key: k, value: v) }
@@ -81,6 +83,7 @@ extension ReadableTransaction where Self: ~Copyable {
 
     /// Visits the pairs whose key begins with `prefix`, in key order, until
     /// `body` returns `false`. The corresponding C function is `mdb_cursor_get`.
+    @inlinable
     public func forEach(
         _ db: Database, prefix: some IndexBytes,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
@@ -90,6 +93,7 @@ extension ReadableTransaction where Self: ~Copyable {
 
     /// Visits every pair of the database, in key order, until `body` returns
     /// `false`. The corresponding C function is `mdb_cursor_get`.
+    @inlinable
     public func forEach(
         _ db: Database, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
     ) throws(LMDBError) {
@@ -98,12 +102,14 @@ extension ReadableTransaction where Self: ~Copyable {
 
     /// Visits the values of `key` in ascending order until `body` returns
     /// `false`. The corresponding C function is `mdb_cursor_get` with `MDB_NEXT_DUP`.
+    @inlinable
     public func values(_ db: Database, key: some IndexBytes, _ body: (_ value: UnsafeRawBufferPointer) -> Bool) throws(LMDBError) {
         try key.withIndexBytes { (k) throws(LMDBError) in try values(db, key: k, body) }
     }
 
     /// Copies of the values of `key`, in ascending order; empty when absent.
     /// The corresponding C function is `mdb_cursor_get` with `MDB_NEXT_DUP`.
+    @inlinable
     public func values(_ db: Database, key: some IndexBytes) throws(LMDBError) -> [[UInt8]] {
         var result: [[UInt8]] = []
         try values(db, key: key) { value in
@@ -114,12 +120,14 @@ extension ReadableTransaction where Self: ~Copyable {
     }
 
     /// How many values `key` has. The corresponding C function is `mdb_cursor_count`.
+    @inlinable
     public func valueCount(_ db: Database, key: some IndexBytes) throws(LMDBError) -> Int {
         try key.withIndexBytes { (k) throws(LMDBError) in try valueCount(db, key: k) }
     }
 
     /// The number of key/value pairs in the database (every value counts in a
     /// duplicate-sorted one). The corresponding C function is `mdb_stat`.
+    @inlinable
     public func count(_ db: Database) throws(LMDBError) -> Int {
         try statistics(db).entries
     }

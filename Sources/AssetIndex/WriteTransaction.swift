@@ -84,7 +84,7 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
 
     /// Stores `value` under `key`; see the raw-buffer `put`. The corresponding
     /// C function is `mdb_put`.
-    @discardableResult
+    @inlinable @discardableResult
     public func put(
         _ db: Database, key: some IndexBytes, value: some IndexBytes, flags: PutFlags = []
     ) throws(LMDBError) -> Bool {
@@ -104,20 +104,29 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
     ///   function is `mdb_put` with `MDB_RESERVE`.
     @discardableResult
     public func put(
-        _ db: Database, key: some IndexBytes, reserving count: Int, flags: PutFlags = [],
+        _ db: Database, key: UnsafeRawBufferPointer, reserving count: Int, flags: PutFlags = [],
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(LMDBError) -> Bool {
         precondition(!db.isDuplicateSorted, "MDB_RESERVE cannot store into the duplicate-sorted database \(db.name)")
         precondition(count >= 0, "a value cannot have a negative size")
-        return try key.withIndexBytes { (key) throws(LMDBError) in
-            var k = MDB_val(key)
-            var v = MDB_val(mv_size: count, mv_data: nil)
-            let rc = mdb_put(core.txn, db.dbi, &k, &v, flags.lmdb(for: db) | UInt32(MDB_RESERVE))
-            if rc == MDB_KEYEXIST && !flags.contains(.append) { return false }
-            guard rc == 0 else { throw failure(rc, "mdb_put \(db.name) (reserve)") }
-            fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
-            return true
-        }
+        var k = MDB_val(key)
+        var v = MDB_val(mv_size: count, mv_data: nil)
+        let rc = mdb_put(core.txn, db.dbi, &k, &v, flags.lmdb(for: db) | UInt32(MDB_RESERVE))
+        if rc == MDB_KEYEXIST && !flags.contains(.append) { return false }
+        guard rc == 0 else { throw failure(rc, "mdb_put \(db.name) (reserve)") }
+        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+        return true
+    }
+
+    /// Reserves `count` bytes for the value of `key` and lets `fill` write
+    /// them in place; see the raw-buffer version. The corresponding C
+    /// function is `mdb_put` with `MDB_RESERVE`.
+    @inlinable @discardableResult
+    public func put(
+        _ db: Database, key: some IndexBytes, reserving count: Int, flags: PutFlags = [],
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(LMDBError) -> Bool {
+        try key.withIndexBytes { (k) throws(LMDBError) in try put(db, key: k, reserving: count, flags: flags, fill: fill) }
     }
 
     /// Appends a pair during a sorted bulk load: `put` with ``PutFlags/append``.
@@ -125,6 +134,7 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
     /// - Throws: ``LMDBError/keyExists`` when the key is not after the last
     ///   key (in a duplicate-sorted database, the value not after its key's
     ///   last value). The corresponding C function is `mdb_put` with `MDB_APPEND`.
+    @inlinable
     public func append(_ db: Database, key: some IndexBytes, value: some IndexBytes) throws(LMDBError) {
         try put(db, key: key, value: value, flags: .append)
     }
@@ -136,14 +146,18 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
     /// - Returns: whether anything was deleted.
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_del`.
     @discardableResult
+    public func delete(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var k = MDB_val(key)
+        let rc = mdb_del(core.txn, db.dbi, &k, nil)
+        if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return false }
+        guard rc == 0 else { throw failure(rc, "mdb_del \(db.name)") }
+        return true
+    }
+
+    /// Deletes `key`; see the raw-buffer version. The corresponding C function is `mdb_del`.
+    @inlinable @discardableResult
     public func delete(_ db: Database, key: some IndexBytes) throws(LMDBError) -> Bool {
-        try key.withIndexBytes { (key) throws(LMDBError) in
-            var k = MDB_val(key)
-            let rc = mdb_del(core.txn, db.dbi, &k, nil)
-            if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return false }
-            guard rc == 0 else { throw failure(rc, "mdb_del \(db.name)") }
-            return true
-        }
+        try key.withIndexBytes { (k) throws(LMDBError) in try delete(db, key: k) }
     }
 
     /// Deletes the pair `key`/`value` only: one value of a duplicate-sorted
@@ -152,18 +166,23 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
     /// - Returns: whether the pair existed and was deleted.
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_del`.
     @discardableResult
+    public func delete(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        // mdb_del ignores the value of a plain database; compare first.
+        if !db.isDuplicateSorted, try core.get(db, key: key)?.isEqual(to: value) != true { return false }
+        var k = MDB_val(key)
+        var v = MDB_val(value)
+        let rc = mdb_del(core.txn, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return false }
+        guard rc == 0 else { throw failure(rc, "mdb_del \(db.name)") }
+        return true
+    }
+
+    /// Deletes the pair `key`/`value`; see the raw-buffer version.
+    /// The corresponding C function is `mdb_del`.
+    @inlinable @discardableResult
     public func delete(_ db: Database, key: some IndexBytes, value: some IndexBytes) throws(LMDBError) -> Bool {
-        try key.withIndexBytes { (key) throws(LMDBError) in
-            try value.withIndexBytes { (value) throws(LMDBError) in
-                // mdb_del ignores the value of a plain database; compare first.
-                if !db.isDuplicateSorted, try core.get(db, key: key)?.isEqual(to: value) != true { return false }
-                var k = MDB_val(key)
-                var v = MDB_val(value)
-                let rc = mdb_del(core.txn, db.dbi, &k, &v)
-                if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return false }
-                guard rc == 0 else { throw failure(rc, "mdb_del \(db.name)") }
-                return true
-            }
+        try key.withIndexBytes { (k) throws(LMDBError) in
+            try value.withIndexBytes { (v) throws(LMDBError) in try delete(db, key: k, value: v) }
         }
     }
 
@@ -174,23 +193,28 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
     ///   duplicate-sorted database).
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_cursor_del`.
     @discardableResult
-    public func deleteAll(_ db: Database, prefix: some IndexBytes) throws(LMDBError) -> Int {
+    public func deleteAll(_ db: Database, prefix: UnsafeRawBufferPointer) throws(LMDBError) -> Int {
         try noting { () throws(LMDBError) in
-            try prefix.withIndexBytes { (prefix) throws(LMDBError) in
-                let cursor = try Cursor(core.txn, db)
-                var removed = 0
-                while true {
-                    // Seek afresh after each deletion: the cursor's position
-                    // after mdb_cursor_del is not worth relying on.
-                    var k = MDB_val(prefix)
-                    var v = MDB_val()
-                    guard try cursor.move(prefix.isEmpty ? MDB_FIRST : MDB_SET_RANGE, &k, &v),
-                          k.bytes.hasPrefix(prefix) else { return removed }
-                    removed += db.isDuplicateSorted ? try cursor.duplicateCount() : 1
-                    try cursor.deleteCurrent(allValues: db.isDuplicateSorted)
-                }
+            let cursor = try Cursor(core.txn, db)
+            var removed = 0
+            while true {
+                // Seek afresh after each deletion: the cursor's position
+                // after mdb_cursor_del is not worth relying on.
+                var k = MDB_val(prefix)
+                var v = MDB_val()
+                guard try cursor.move(prefix.isEmpty ? MDB_FIRST : MDB_SET_RANGE, &k, &v),
+                      k.bytes.hasPrefix(prefix) else { return removed }
+                removed += db.isDuplicateSorted ? try cursor.duplicateCount() : 1
+                try cursor.deleteCurrent(allValues: db.isDuplicateSorted)
             }
         }
+    }
+
+    /// Deletes every pair whose key begins with `prefix`; see the raw-buffer
+    /// version. The corresponding C function is `mdb_cursor_del`.
+    @inlinable @discardableResult
+    public func deleteAll(_ db: Database, prefix: some IndexBytes) throws(LMDBError) -> Int {
+        try prefix.withIndexBytes { (p) throws(LMDBError) in try deleteAll(db, prefix: p) }
     }
 
     /// Deletes every pair of the database; the database itself remains.
