@@ -81,9 +81,8 @@ extension Environment {
     /// Sizes and counters of the environment.
     /// The corresponding C functions are `mdb_env_info` and `mdb_env_stat`.
     public func info() -> Info {
-        // Both read the meta pages in the map: under the gate's lock, no
-        // resize can remap it meanwhile.
-        pool.withLock { _ in
+        // Both read the meta pages in the map, which no resize may remap meanwhile.
+        pool.pinningMap { () throws(Never) in
             var info = MDB_envinfo()
             var stat = MDB_stat()
             _ = mdb_env_info(handle, &info)
@@ -105,11 +104,9 @@ extension Environment {
     /// - Throws: ``LMDBError`` naming `directory` (`EEXIST` when it already
     ///   holds a `data.mdb`). The corresponding C function is `mdb_env_copy2`.
     public func copy(to directory: String, compact: Bool = false) throws(LMDBError) {
-        let thread = currentThread()
-        var backoff = Backoff()
-        while !pool.withLock({ $0.pin(thread: thread) }) { backoff.pause() }
-        defer { pool.withLock { $0.unpin() } }
-        try check(mdb_env_copy2(handle, directory, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copy2", path: directory)
+        try pool.pinningMap { () throws(LMDBError) in
+            try check(mdb_env_copy2(handle, directory, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copy2", path: directory)
+        }
     }
 
     /// Flushes committed transactions to storage; needed only with

@@ -9,7 +9,12 @@ extension Environment {
     /// does not call `mdb_txn_begin` or allocate. Buffers the body sees point
     /// into the map and are valid only inside it; copy what you return.
     /// Reads may nest, and may run inside a write body (they then see the
-    /// last commit, not the write's changes).
+    /// last commit, not the write's changes). Keep bodies short, and never
+    /// wait in one for another thread's read: a map resize waits for every
+    /// read of the process to end, and holds new ones back meanwhile.
+    ///
+    /// Threads read in parallel without contending for a lock: the pool
+    /// keeps its idle transactions in shards, one per thread.
     ///
     /// When another process has grown the map past this process's mapping
     /// (`MDB_MAP_RESIZED`), the read waits for the current write of this
@@ -23,15 +28,19 @@ extension Environment {
     ///   ``TransactionError/lmdb(_:)`` when the transaction could not start
     ///   (``LMDBError/readersFull``, ``LMDBError/mapResized``, …).
     ///   The corresponding C functions are `mdb_txn_renew` and `mdb_txn_reset`.
-    @discardableResult
+    @inlinable @discardableResult
     public func read<R, E: Error>(_ body: (borrowing ReadTransaction) throws(E) -> R) throws(TransactionError<E>) -> R {
-        let lease: (index: Int, txn: OpaquePointer)
+        let lease: ReadLease
         do { lease = try beginRead() } catch { throw .lmdb(error) }
-        defer {
-            mdb_txn_reset(lease.txn)
-            pool.withLock { $0.release(lease.index) }
-        }
+        defer { endRead(lease) }
         do { return try body(ReadTransaction(lease.txn)) } catch { throw .body(error) }
+    }
+
+    /// Ends a read: resets its transaction and returns it to the pool.
+    @usableFromInline
+    func endRead(_ lease: ReadLease) {
+        mdb_txn_reset(lease.txn)
+        pool.dismiss(lease.thread, keeping: ReaderPool.Transaction(pointer: lease.txn))
     }
 
     /// Runs `body` in a write transaction and commits it; aborts it if `body`
@@ -59,14 +68,13 @@ extension Environment {
     ///   `mdb_txn_commit` and `mdb_env_set_mapsize`.
     @discardableResult
     public func write<R, E: Error>(_ body: (borrowing WriteTransaction) throws(E) -> R) throws(TransactionError<E>) -> R {
-        let thread = currentThread()
-        let (reading, writing) = pool.withLock { ($0.hasActiveRead(on: thread), $0.writer == thread) }
-        precondition(!writing, "Environment.write called inside a write body on the same thread")
-        precondition(!reading, "Environment.write called inside a read body on the same thread; end the read first")
+        let thread = ThreadIndex.current
+        precondition(pool.writer.load(ordering: .relaxed) != thread, "Environment.write called inside a write body on the same thread")
+        precondition(!pool.isReading(thread), "Environment.write called inside a read body on the same thread; end the read first")
         var result: R?
         try writeLock.withLock { (_: inout Void) throws(TransactionError<E>) in
-            pool.withLock { $0.writer = thread }
-            defer { pool.withLock { $0.writer = 0 } }
+            pool.writer.store(thread, ordering: .relaxed)
+            defer { pool.writer.store(0, ordering: .relaxed) }
             result = try runWrite(body)
         }
         guard let result else { preconditionFailure("a write that did not throw has a result") }
@@ -114,27 +122,21 @@ extension Environment {
     // MARK: The read pool
 
     /// Lends a renewed read transaction from the pool, beginning one when
-    /// every pooled transaction is in use.
-    private func beginRead() throws(LMDBError) -> (index: Int, txn: OpaquePointer) {
-        let thread = currentThread()
-        var backoff = Backoff()
+    /// no pooled transaction is idle.
+    @usableFromInline
+    func beginRead() throws(LMDBError) -> ReadLease {
+        let thread = ThreadIndex.current
         var clearedStaleReaders = false
         while true {
-            guard case .slot(let index, let pooled) = pool.withLock({ $0.acquire(thread: thread) }) else {
-                backoff.pause()
-                continue
-            }
+            let pooled = pool.admit(thread)
             var txn = pooled?.pointer
             let rc: Int32
             if let pooled { rc = mdb_txn_renew(pooled.pointer) } else { rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn) }
-            if rc == 0, let txn {
-                if pooled == nil { pool.withLock { $0.adopt(ReaderPool.Transaction(pointer: txn), at: index) } }
-                return (index, txn)
-            }
+            if rc == 0, let txn { return ReadLease(thread: thread, txn: txn) }
             // A failed renew leaves a transaction that is not worth keeping; a
             // failed begin leaves none.
             if let pooled { mdb_txn_abort(pooled.pointer) }
-            pool.withLock { $0.release(index, discarding: true) }
+            pool.dismiss(thread, keeping: nil)
             if rc == MDB_MAP_RESIZED {
                 try adoptGrownMap(thread: thread)
                 continue
@@ -151,14 +153,14 @@ extension Environment {
 
     /// Adopts the map size another process recorded, unless this thread holds
     /// a transaction (then the map cannot be remapped until it ends).
-    private func adoptGrownMap(thread: UInt) throws(LMDBError) {
-        let (busy, generation) = pool.withLock { ($0.hasActiveRead(on: thread) || $0.writer == thread, $0.generation) }
-        guard !busy else {
+    private func adoptGrownMap(thread: Int) throws(LMDBError) {
+        let generation = pool.generation.load(ordering: .sequentiallyConsistent)
+        guard !pool.isReading(thread), pool.writer.load(ordering: .relaxed) != thread else {
             throw LMDBError(MDB_MAP_RESIZED, operation: "mdb_txn_renew: another process grew the map while this thread holds a transaction", path: path)
         }
         try writeLock.withLock { (_: inout Void) throws(LMDBError) in
             // Another thread may have adopted it while this one waited.
-            guard pool.withLock({ $0.generation }) == generation else { return }
+            guard pool.generation.load(ordering: .sequentiallyConsistent) == generation else { return }
             try remap(to: 0)
         }
     }
@@ -173,23 +175,18 @@ extension Environment {
     }
 
     /// Sets the map size (0: adopt the size recorded in the file) once no
-    /// read of this process touches the map; reads that start meanwhile wait.
+    /// read of this process uses the map; reads that start meanwhile wait.
     /// The caller holds ``writeLock`` and no transaction.
     private func remap(to size: Int) throws(LMDBError) {
-        pool.withLock { $0.resizing = true }
-        var backoff = Backoff()
-        while true {
-            let rc: Int32? = pool.withLock { state in
-                guard state.active == 0 else { return nil }
-                state.resizing = false
-                state.generation &+= 1
-                return mdb_env_set_mapsize(handle, size)
-            }
-            if let rc {
-                try check(rc, "mdb_env_set_mapsize \(size)", path: path)
-                return
-            }
-            backoff.pause()
-        }
+        let rc = pool.drain { mdb_env_set_mapsize(handle, size) }
+        try check(rc, "mdb_env_set_mapsize \(size)", path: path)
     }
+}
+
+/// A read transaction lent by the pool to a thread, from ``Environment/beginRead()``
+/// to ``Environment/endRead(_:)``.
+@usableFromInline
+struct ReadLease {
+    @usableFromInline let thread: Int
+    @usableFromInline let txn: OpaquePointer
 }

@@ -21,7 +21,7 @@ internal import Glibc
 public final class Environment: Sendable {
     /// The `MDB_env`. The pointer never changes; LMDB's environment functions
     /// are safe from any thread except `mdb_env_set_mapsize`, which runs only
-    /// behind the gate in ``pool`` (see ``ReaderPool``).
+    /// behind the gate in ``pool`` (see ``ReaderPool``), with ``writeLock`` held.
     nonisolated(unsafe) let handle: OpaquePointer
     /// The environment's directory, as given.
     public let path: String
@@ -30,7 +30,7 @@ public final class Environment: Sendable {
     /// The map never grows beyond this many bytes.
     let maximumMapSize: Int
     /// Read transactions ready for reuse, and the map gate.
-    let pool: Mutex<ReaderPool>
+    let pool = ReaderPool()
     /// Serializes write transactions and map resizes in this process.
     let writeLock = Mutex<Void>(())
     /// The directory's identity, claimed in ``OpenEnvironments``.
@@ -92,14 +92,10 @@ public final class Environment: Sendable {
         self.path = path
         self.identity = identity
         self.maximumMapSize = maximum
-        self.pool = Mutex(ReaderPool(capacity: options.maxReaders))
     }
 
     deinit {
-        pool.withLock { state in
-            for slot in state.slots { if let txn = slot.txn { mdb_txn_abort(txn.pointer) } }
-            state.slots.removeAll()
-        }
+        for txn in pool.removeAll() { mdb_txn_abort(txn.pointer) }
         mdb_env_close(handle)
         OpenEnvironments.release(identity)
     }

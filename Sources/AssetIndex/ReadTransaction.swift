@@ -6,8 +6,9 @@
 /// borrowed), and neither may the buffers it returns: they point into the map.
 /// See ``ReadableTransaction`` for the operations.
 public struct ReadTransaction: ~Copyable, ReadableTransaction {
-    let core: TransactionCore
+    @usableFromInline let core: TransactionCore
 
+    @usableFromInline
     init(_ txn: OpaquePointer) { core = TransactionCore(txn: txn) }
 
     /// The value under `key`, or `nil`. See ``ReadableTransaction``.

@@ -2,8 +2,12 @@ internal import CLMDB
 
 /// The operations shared by read and write transactions, on a live `MDB_txn`.
 /// ``ReadTransaction`` and ``WriteTransaction`` wrap one and forward to it.
+@usableFromInline
 struct TransactionCore {
-    let txn: OpaquePointer
+    @usableFromInline let txn: OpaquePointer
+
+    @usableFromInline
+    init(txn: OpaquePointer) { self.txn = txn }
 
     /// The corresponding C function is `mdb_get`.
     @inline(__always)
