@@ -47,6 +47,22 @@ final class Tally: Sendable {
         #expect(env.readers().count == 3)
     }
 
+    @Test func threadsTakingTurnsShareOneSlot() throws {
+        let scratch = Scratch()
+        let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
+        let tally = Tally()
+        for _ in 0..<10 {
+            // Each new thread starts from its own shard, finds it empty, and
+            // takes the idle transaction the previous thread left elsewhere.
+            onThreads(1) { _ in
+                do { for _ in 0..<100 { try env.read { _ in tally.reads.add(1, ordering: .relaxed) } } } catch { tally.fail("\(error)") }
+            }
+        }
+        #expect(tally.failures.withLock { $0 } == [])
+        #expect(tally.reads.load(ordering: .relaxed) == 1000)
+        #expect(env.readers().count == 1)
+    }
+
     /// Readers on several threads, while a writer commits generations that
     /// rewrite ten keys and grow the map, see each generation whole or not at
     /// all, and never an older one after a newer.
