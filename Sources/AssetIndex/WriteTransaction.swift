@@ -19,6 +19,7 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
 
     /// How `put` stores a pair.
     public struct PutFlags: OptionSet, Sendable {
+        /// The flags as bits; see the static members.
         public let rawValue: UInt32
         /// Creates flags from their raw value.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
