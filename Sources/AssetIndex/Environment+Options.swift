@@ -1,0 +1,48 @@
+extension Environment {
+    /// How to open an environment. The defaults suit an index of a few
+    /// hundred thousand records shared by a handful of processes.
+    public struct Options: Sendable {
+        /// The initial size of the memory map, in bytes. Writes that need more
+        /// grow the map (doubling) up to ``maximumMapSize``. When the file was
+        /// already grown further, by this or another process, its size wins.
+        /// The corresponding C function is `mdb_env_set_mapsize`.
+        public var mapSize: Int = 64 << 20
+        /// The size beyond which the map does not grow: a write that needs more
+        /// fails with ``LMDBError/mapFull``.
+        public var maximumMapSize: Int = 16 << 30
+        /// The size of the reader table, shared by every process that opens
+        /// the environment; only the first process to open it decides.
+        /// Each concurrent read in a process holds one slot, and keeps it for
+        /// reuse. The corresponding C function is `mdb_env_set_maxreaders`.
+        public var maxReaders: Int = 126
+        /// The most named databases the environment can hold.
+        /// The corresponding C function is `mdb_env_set_maxdbs`.
+        public var maxDatabases: Int = 16
+        /// Opens for reading only (`MDB_RDONLY`): ``Environment/write(_:)``
+        /// fails with `EACCES`, and every declared database must exist.
+        public var readOnly = false
+        /// Does not flush to storage on commit (`MDB_NOSYNC`): faster, but a
+        /// system crash may lose the last transactions (never the database's
+        /// integrity). ``Environment/flush()`` flushes on demand.
+        public var noSync = false
+        /// Turns off the kernel's read-ahead on the map (`MDB_NORDAHEAD`),
+        /// which helps random reads of a database larger than memory.
+        public var noReadAhead = false
+        /// Permission bits for `data.mdb` and `lock.mdb` when they are created.
+        /// 0644 lets other users read; use 0664 for a group container that
+        /// processes of several users of one group write.
+        public var fileMode: UInt32 = 0o644
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What a named database keeps under one key.
+    public enum DatabaseFlags: Sendable, Hashable {
+        /// One value per key.
+        case plain
+        /// Several values per key, kept sorted (`MDB_DUPSORT`). Values are at
+        /// most 511 bytes.
+        case duplicateSorted
+    }
+}

@@ -1,0 +1,82 @@
+internal import CLMDB
+
+/// The operations shared by read and write transactions, on a live `MDB_txn`.
+/// ``ReadTransaction`` and ``WriteTransaction`` wrap one and forward to it.
+@usableFromInline
+struct TransactionCore {
+    @usableFromInline let txn: OpaquePointer
+
+    @usableFromInline
+    init(txn: OpaquePointer) { self.txn = txn }
+
+    /// The corresponding C function is `mdb_get`.
+    @inline(__always)
+    func get(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = MDB_val(key)
+        var v = MDB_val()
+        let rc = mdb_get(txn, db.dbi, &k, &v)
+        if rc == 0 { return v.bytes }
+        // A key LMDB cannot store (empty, or longer than 511 bytes) is absent.
+        if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return nil }
+        throw LMDBError(rc, operation: "mdb_get \(db.name)")
+    }
+
+    func forEach(
+        _ db: Database, prefix: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(LMDBError) {
+        let cursor = try Cursor(txn, db)
+        var k = MDB_val(prefix)
+        var v = MDB_val()
+        var more = try cursor.move(prefix.isEmpty ? MDB_FIRST : MDB_SET_RANGE, &k, &v)
+        while more {
+            let key = k.bytes
+            guard key.hasPrefix(prefix), body(key, v.bytes) else { return }
+            more = try cursor.move(MDB_NEXT, &k, &v)
+        }
+    }
+
+    func values(_ db: Database, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) throws(LMDBError) {
+        guard !key.isEmpty else { return }
+        let cursor = try Cursor(txn, db)
+        var k = MDB_val(key)
+        var v = MDB_val()
+        var more = try cursor.move(MDB_SET_KEY, &k, &v)
+        while more, body(v.bytes) {
+            more = try cursor.move(MDB_NEXT_DUP, &k, &v)
+        }
+    }
+
+    func valueCount(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Int {
+        guard !key.isEmpty else { return 0 }
+        let cursor = try Cursor(txn, db)
+        var k = MDB_val(key)
+        var v = MDB_val()
+        guard try cursor.move(MDB_SET_KEY, &k, &v) else { return 0 }
+        return db.isDuplicateSorted ? try cursor.duplicateCount() : 1
+    }
+
+    func contains(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        guard db.isDuplicateSorted else {
+            // MDB_GET_BOTH compares values only in duplicate-sorted databases.
+            return try get(db, key: key)?.isEqual(to: value) ?? false
+        }
+        guard !key.isEmpty else { return false }
+        let cursor = try Cursor(txn, db)
+        var k = MDB_val(key)
+        var v = MDB_val(value)
+        let rc = mdb_cursor_get(cursor.pointer, &k, &v, MDB_GET_BOTH)
+        if rc == 0 { return true }
+        if rc == MDB_NOTFOUND || rc == MDB_BAD_VALSIZE { return false }
+        throw LMDBError(rc, operation: "mdb_cursor_get \(db.name)")
+    }
+
+    /// The corresponding C function is `mdb_stat`.
+    func statistics(_ db: Database) throws(LMDBError) -> DatabaseStatistics {
+        var s = MDB_stat()
+        try check(mdb_stat(txn, db.dbi, &s), "mdb_stat \(db.name)")
+        return DatabaseStatistics(
+            pageSize: Int(s.ms_psize), depth: Int(s.ms_depth), branchPages: s.ms_branch_pages,
+            leafPages: s.ms_leaf_pages, overflowPages: s.ms_overflow_pages, entries: s.ms_entries)
+    }
+}
