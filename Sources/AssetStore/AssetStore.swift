@@ -1,1 +1,84 @@
-// AssetStore
+import Foundation
+public import AssetSystem
+public import AssetIndex
+
+/// The storage engine of one group container: the LMDB index of installed
+/// packs and their members, the archives in `packs/`, installs, removals,
+/// zero-copy reads and descriptor handout.
+///
+/// An `AssetStore` is safe to share between threads and tasks; several
+/// processes may open the same container at once. Readers take no lock: every
+/// lookup runs in an LMDB snapshot. Writers take the pack's lock file (and the
+/// container lock, shared) so two processes never change one pack at once.
+public final class AssetStore: Sendable {
+    /// The container this store works in.
+    public let container: GroupContainer
+    /// How long writers wait for locks.
+    public let lockWait: FileLock.Wait
+
+    /// The index and mappings, shared by every store of this container in
+    /// this process (LMDB allows one environment per process and file).
+    let shared: SharedIndex
+
+    var environment: Environment { shared.environment }
+    var packs: Database { shared.packs }
+    var members: Database { shared.members }
+    var paths: Database { shared.paths }
+    var meta: Database { shared.meta }
+    var journal: Database { shared.journal }
+    var archives: ArchiveCache { shared.archives }
+
+    /// Options for opening a store.
+    public struct Options: Sendable {
+        /// How long installs and removals wait for another process's lock.
+        /// The default waits for ever.
+        public var lockWait: FileLock.Wait = .forever
+        /// The index's initial map size; it grows by itself when full.
+        public var initialMapSize: Int = 64 << 20
+        public init() {}
+    }
+
+    /// Opens the store in `container`, creating the directory layout and the
+    /// index where missing, and clearing reader slots left by dead processes.
+    /// Stores of one container in one process share the index and the
+    /// archive mappings.
+    ///
+    /// - Throws: `AssetPackError.system` when the directories cannot be made,
+    ///   `.index` when LMDB cannot open, `.unsupportedSchema` when the index
+    ///   was written by an incompatible version.
+    public init(container: GroupContainer, options: Options = Options()) throws(AssetPackError) {
+        self.container = container
+        self.lockWait = options.lockWait
+        do { try container.createLayout() } catch { throw .system(error) }
+        shared = try SharedIndex.open(container: container, mapSize: options.initialMapSize)
+        try checkSchema()
+    }
+
+    /// Writes the schema version into a new index, or checks an existing one's.
+    private func checkSchema() throws(AssetPackError) {
+        let found: UInt32? = try snapshot { (txn) throws(AssetPackError) in
+            try Self.schemaVersion(in: txn, meta: meta)
+        }
+        if let found {
+            guard found == IndexSchema.version else {
+                throw .unsupportedSchema(found: found, supported: IndexSchema.version, path: container.indexPath)
+            }
+            return
+        }
+        try update { (txn) throws(AssetPackError) in
+            if try Self.schemaVersion(in: txn, meta: meta) == nil {
+                var v = IndexSchema.version.littleEndian
+                try indexCall { () throws(LMDBError) in
+                    try txn.put(meta, key: IndexSchema.schemaKey, value: withUnsafeBytes(of: &v) { Array($0) })
+                }
+            }
+        }
+    }
+
+    static func schemaVersion(in txn: borrowing some ReadableTransaction & ~Copyable, meta: Database) throws(AssetPackError) -> UInt32? {
+        let value = try indexCall { () throws(LMDBError) in try txn.get(meta, key: IndexSchema.schemaKey) }
+        guard let value else { return nil }
+        guard value.count == 4 else { return 0 }
+        return UInt32(littleEndian: value.loadUnaligned(as: UInt32.self))
+    }
+}

@@ -1,0 +1,36 @@
+public import AssetIndex
+
+/// Where the store meets the index: every LMDB call goes through these, so
+/// index errors become `AssetPackError.index` in one place.
+extension AssetStore {
+    /// Runs `body` in a read snapshot.
+    @inline(__always)
+    func snapshot<R>(_ body: (borrowing ReadTransaction) throws(AssetPackError) -> R) throws(AssetPackError) -> R {
+        do {
+            return try environment.read(body)
+        } catch {
+            switch error {
+            case .lmdb(let e): throw .index(e)
+            case .body(let e): throw e
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it.
+    func update<R>(_ body: (borrowing WriteTransaction) throws(AssetPackError) -> R) throws(AssetPackError) -> R {
+        do {
+            return try environment.write(body)
+        } catch {
+            switch error {
+            case .lmdb(let e): throw .index(e)
+            case .body(let e): throw e
+            }
+        }
+    }
+}
+
+/// Runs one index call, turning its error into `AssetPackError.index`.
+@inline(__always)
+func indexCall<R>(_ body: () throws(LMDBError) -> R) throws(AssetPackError) -> R {
+    do { return try body() } catch { throw .index(error) }
+}

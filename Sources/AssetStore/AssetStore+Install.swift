@@ -1,0 +1,177 @@
+import Foundation
+import AssetArchive
+import AssetIndex
+import AssetSystem
+
+/// What an install did.
+public enum InstallChange: String, Sendable {
+    /// The pack was not installed before.
+    case installed
+    /// An older version was replaced.
+    case replaced
+    /// The same archive was already installed; nothing changed.
+    case unchanged
+}
+
+/// The result of ``AssetStore/install(packAt:id:catalogVersion:source:)``.
+public struct InstallOutcome: Sendable {
+    /// The pack as now installed.
+    public let record: PackRecord
+    public let change: InstallChange
+}
+
+extension AssetStore {
+    /// Installs the pack file at `path`, or replaces the installed version of
+    /// the same pack.
+    ///
+    /// The file is copied into `staging/`, checked end to end there (ZIP
+    /// structure, every member's CRC-32, SHA-256, recorded manifest), moved
+    /// into `packs/` under a new name, and made visible by one index write
+    /// transaction: readers see the old version or the new one, never a
+    /// mixture. The old version's archive is unlinked after the commit.
+    /// Installing a byte-identical archive changes nothing.
+    ///
+    /// - Parameters:
+    ///   - id: the pack ID for a plain ZIP without a recorded manifest
+    ///     (default: its file name without the extension). A pack that records
+    ///     its ID must be installed under that ID.
+    ///   - catalogVersion: the version a catalog gave, recorded as the version.
+    ///   - source: where the pack came from, recorded for people (default: `path`).
+    /// - Throws: `AssetPackError.archive` for a malformed or damaged archive
+    ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
+    ///   `.system`, `.index`.
+    @discardableResult
+    public func install(
+        packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil
+    ) throws(AssetPackError) -> InstallOutcome {
+        let sourceFile: FileDescriptor
+        do { sourceFile = try FileDescriptor.open(path) } catch { throw .system(error) }
+        let sourceStatus: FileStatus
+        do { sourceStatus = try sourceFile.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
+        guard sourceStatus.isRegularFile else { throw .notAFile(path) }
+
+        let containerLock = try lockContainer(.shared)
+        StagedFile.reclaimLeftovers(in: container.stagingPath)
+        var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
+        let packID = try resolveID(of: pack, requested: id)
+
+        let packLock = try lockPack(packID)
+        let current = try packRecord(packID)
+        if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
+           current.catalogVersion == catalogVersion || catalogVersion == nil {
+            _ = consume packLock
+            _ = consume containerLock
+            return InstallOutcome(record: current, change: .unchanged)
+        }
+
+        let key = try newArchiveKey(for: packID)
+        let record = PackRecord(
+            id: packID, archiveKey: key, archiveSize: pack.size, sha256: pack.sha256,
+            generation: (current?.generation ?? 0) + 1, catalogVersion: catalogVersion,
+            downloadPolicy: pack.description?.downloadPolicy ?? .onDemand,
+            platforms: pack.description?.platforms ?? [],
+            memberCount: UInt64(pack.archive.entries.count),
+            totalSize: pack.totalSize,
+            installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
+            source: source ?? path)
+        do {
+            try staged.publish(as: record.archiveName, in: container.packsPath)
+            try FileSystem.syncDirectory(container.packsPath)
+        } catch {
+            throw .system(error)
+        }
+        do {
+            try update { (txn) throws(AssetPackError) in
+                try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
+                                    packs: packs, members: members, paths: paths)
+            }
+        } catch {
+            // Not committed: the new archive must not stay behind in packs/.
+            try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
+            throw error
+        }
+        if let current, current.archiveKey != key {
+            try? FileSystem.unlink(container.packsPath + "/" + current.archiveName)
+        }
+        _ = consume packLock
+        _ = consume containerLock
+        return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
+    }
+
+    /// Copies `source` into a new staging file and flushes it.
+    private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(AssetPackError) -> StagedFile {
+        do {
+            let staged = try StagedFile(in: container.stagingPath, label: label)
+            try staged.descriptor.copy(count: size, from: source, at: 0, to: 0)
+            try staged.descriptor.sync()
+            return staged
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    /// The ID a validated pack installs under.
+    private func resolveID(of pack: PackFile, requested: String?) throws(AssetPackError) -> String {
+        if let recorded = pack.description?.id {
+            if let requested, requested != recorded {
+                throw .invalidPackID(requested, reason: "\(pack.path) records the ID '\(recorded)'")
+            }
+            return recorded
+        }
+        let id = requested ?? pack.defaultID
+        do { try PackID.validate(id) } catch {
+            if requested == nil, case .invalidPackID(_, let reason) = error {
+                throw .invalidPackID(id, reason: "\(reason) (the ID comes from the file name; give one with --id)")
+            }
+            throw error
+        }
+        return id
+    }
+
+    /// A random archive key that no installed pack uses.
+    private func newArchiveKey(for id: String) throws(AssetPackError) -> UInt64 {
+        let used = Set(try allPackRecords().map(\.archiveKey))
+        while true {
+            let key = UInt64.random(in: 1...UInt64.max)
+            if !used.contains(key) { return key }
+        }
+    }
+
+    /// Replaces pack `id`'s members and path entries with `entries` and
+    /// stores `record`, in one transaction. Members present in both versions
+    /// are overwritten in place; only paths that come or go touch `paths`.
+    static func writeIndex(
+        of record: PackRecord, entries: [ArchiveEntry], replacing id: String, txn: borrowing WriteTransaction,
+        packs: Database, members: Database, paths: Database
+    ) throws(AssetPackError) {
+        let prefix = IndexSchema.memberPrefix(pack: id)
+        var old = Set<[UInt8]>()
+        try indexCall { () throws(LMDBError) in
+            try txn.forEach(members, prefix: prefix) { key, _ in
+                old.insert(Array(key[prefix.count...]))
+                return true
+            }
+        }
+        var new = Set<[UInt8]>()
+        new.reserveCapacity(entries.count)
+        var key = prefix
+        var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
+        for entry in entries {
+            let path = Array(entry.path.utf8)
+            new.insert(path)
+            key.removeSubrange(prefix.count...)
+            key.append(contentsOf: path)
+            value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
+            try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+            if !old.contains(path) {
+                try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
+            }
+        }
+        for path in old where !new.contains(path) {
+            try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
+            try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+        }
+        try indexCall { () throws(LMDBError) in try txn.put(packs, key: Array(id.utf8), value: record.encoded) }
+    }
+}

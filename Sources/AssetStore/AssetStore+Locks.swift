@@ -1,0 +1,47 @@
+import AssetSystem
+
+extension AssetStore {
+    /// Takes the exclusive lock of pack `id`.
+    ///
+    /// Lock files may be removed (with their pack) while another process
+    /// waits on them, so after the lock is granted the file must still be the
+    /// one at the lock path; if not, the lock is taken again on the new file.
+    func lockPack(_ id: String) throws(AssetPackError) -> FileLock {
+        try lock(path: container.lockPath(forPack: id), kind: .exclusive)
+    }
+
+    /// Takes the container lock: shared by installs and removals, exclusive
+    /// for container-wide work (garbage collection, repair).
+    func lockContainer(_ kind: FileLock.Kind) throws(AssetPackError) -> FileLock {
+        try lock(path: container.containerLockPath, kind: kind)
+    }
+
+    private func lock(path: String, kind: FileLock.Kind) throws(AssetPackError) -> FileLock {
+        while true {
+            let lock: FileLock
+            do {
+                lock = try FileLock(path: path, kind: kind, wait: lockWait)
+            } catch where error == .timedOut || error == .wouldBlock {
+                var seconds = 0.0
+                if case .seconds(let s) = lockWait { seconds = s }
+                throw .lockTimeout(path: path, seconds: seconds)
+            } catch {
+                throw .system(error)
+            }
+            do {
+                let held = try lock.status()
+                if let now = try FileDescriptor.status(of: path), now.inode == held.inode, now.device == held.device {
+                    return lock
+                }
+            } catch {
+                throw .system(error)
+            }
+        }
+    }
+
+    /// Removes pack `id`'s lock file while holding its lock (waiters notice
+    /// and retry on a new file).
+    func removeLockFile(of id: String) {
+        try? FileSystem.unlink(container.lockPath(forPack: id))
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import AssetArchive
+import AssetIndex
+import AssetSystem
+
+/// A member as the index records it.
+public struct MemberInfo: Sendable, Hashable {
+    /// The pack that holds it.
+    public let pack: String
+    public let path: String
+    /// Its size in bytes.
+    public let size: UInt64
+    /// Its size inside the archive.
+    public let storedSize: UInt64
+    public let method: CompressionMethod
+    public let crc32: UInt32
+}
+
+extension AssetStore {
+    /// The record of pack `id`, or `nil` if it is not installed.
+    public func packRecord(_ id: String) throws(AssetPackError) -> PackRecord? {
+        try snapshot { (txn) throws(AssetPackError) in try Self.packRecord(id, txn: txn, packs: packs) }
+    }
+
+    static func packRecord(_ id: String, txn: borrowing some ReadableTransaction & ~Copyable, packs: Database) throws(AssetPackError) -> PackRecord? {
+        guard let bytes = try indexCall({ () throws(LMDBError) in try txn.get(packs, key: Array(id.utf8)) }) else { return nil }
+        return try PackRecord(id: id, decoding: bytes)
+    }
+
+    /// Every installed pack, sorted by ID.
+    public func allPackRecords() throws(AssetPackError) -> [PackRecord] {
+        try snapshot { (txn) throws(AssetPackError) in
+            var records: [PackRecord] = []
+            var failure: AssetPackError?
+            try indexCall { () throws(LMDBError) in
+                try txn.forEach(packs) { key, value in
+                    do throws(AssetPackError) {
+                        records.append(try PackRecord(id: String(decoding: key, as: UTF8.self), decoding: value))
+                        return true
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
+            }
+            if let failure { throw failure }
+            return records
+        }
+    }
+
+    /// Finds a member: in pack `pack`, or in every pack when `pack` is nil.
+    /// Returns the pack's ID and the member's record, read in one snapshot.
+    ///
+    /// - Throws: `.assetPackNotFound` when the named pack is not installed,
+    ///   `.fileNotFound` when no member has the path, `.ambiguousPath` when
+    ///   a path-only lookup finds it in several packs.
+    @inline(__always)
+    func locate(_ path: String, pack: String?) throws(AssetPackError) -> (pack: String, record: MemberRecord) {
+        try snapshot { (txn) throws(AssetPackError) in
+            let id: String
+            if let pack {
+                id = pack
+            } else {
+                guard let holders = try indexCall({ () throws(LMDBError) in try txn.get(paths, key: path) }) else {
+                    throw .fileNotFound(path: path, pack: nil)
+                }
+                let ids = PathIndex.packs(in: holders)
+                guard ids.count == 1 else { throw .ambiguousPath(path, packs: ids) }
+                id = ids[0]
+            }
+            guard let bytes = try Self.memberValue(pack: id, path: path, txn: txn, members: members) else {
+                if pack != nil, try Self.packRecord(id, txn: txn, packs: packs) == nil {
+                    throw .assetPackNotFound(id)
+                }
+                throw .fileNotFound(path: path, pack: pack)
+            }
+            guard let record = MemberRecord(bytes) else {
+                throw .corruptRecord(pack: id, member: path, reason: "member record has the wrong size or method")
+            }
+            return (id, record)
+        }
+    }
+
+    /// The member record's bytes, looked up with a key built on the stack.
+    @inline(__always)
+    static func memberValue(
+        pack: String, path: String, txn: borrowing some ReadableTransaction & ~Copyable, members: Database
+    ) throws(AssetPackError) -> UnsafeRawBufferPointer? {
+        var pack = pack
+        var path = path
+        return try pack.withUTF8 { p in
+            path.withUTF8 { q in
+                Result { () throws(AssetPackError) in
+                    let count = p.count + 1 + q.count
+                    return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { key in
+                        Result { () throws(AssetPackError) in
+                            key.baseAddress!.copyMemory(from: p.baseAddress!, byteCount: p.count)
+                            key[p.count] = 0
+                            if q.count > 0 { (key.baseAddress! + p.count + 1).copyMemory(from: q.baseAddress!, byteCount: q.count) }
+                            return try indexCall { () throws(LMDBError) in try txn.get(members, key: UnsafeRawBufferPointer(key)) }
+                        }
+                    }.get()
+                }
+            }
+        }.get()
+    }
+
+    /// The bytes of the member at `path`, in pack `pack` or in whichever
+    /// installed pack holds it.
+    ///
+    /// A stored member's bytes are not copied: the returned `Data` points into
+    /// a shared read-only mapping of the archive, which lives as long as any
+    /// `Data` (or slice) that points into it — also after the pack is updated
+    /// or removed. A deflated member is inflated into exactly its declared
+    /// size and its CRC-32 checked.
+    ///
+    /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`;
+    ///   `.archive` when a deflated member's data is damaged; `.corruptRecord`
+    ///   when the index points outside the archive.
+    public func contents(at path: String, inPack pack: String? = nil) throws(AssetPackError) -> Data {
+        try withMember(path, inPack: pack) { (id, record, map) throws(AssetPackError) in
+            try Self.data(of: record, path: path, pack: id, in: map)
+        }
+    }
+
+    /// Finds a member and runs `body` with its pack ID, record and archive
+    /// mapping. When the snapshot named an archive that is gone (replaced or
+    /// removed since), or `body` returns `nil` for that reason, looks again
+    /// in a fresh snapshot, once.
+    @inline(__always)
+    func withMember<R: ~Copyable>(
+        _ path: String, inPack pack: String?,
+        _ body: (String, MemberRecord, ArchiveMap) throws(AssetPackError) -> R?
+    ) throws(AssetPackError) -> R {
+        var attempt = 0
+        while true {
+            let (id, record) = try locate(path, pack: pack)
+            if let map = try archives.map(pack: id, key: record.archiveKey), let result = try body(id, record, map) {
+                return result
+            }
+            attempt += 1
+            if attempt == 2 {
+                throw .archiveMissing(pack: id, path: container.packsPath + "/" + IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey))
+            }
+        }
+    }
+
+    @inline(__always)
+    static func data(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(AssetPackError) -> Data {
+        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
+        guard !end.overflow, end.partialValue <= UInt64(map.count), let base = map.base else {
+            throw .corruptRecord(pack: pack, member: path, reason: "data lies outside the archive")
+        }
+        let start = UnsafeMutableRawPointer(mutating: base + Int(record.dataOffset))
+        switch record.method {
+        case .stored:
+            guard record.size == record.storedSize else {
+                throw .corruptRecord(pack: pack, member: path, reason: "stored member with two sizes")
+            }
+            return Data(bytesNoCopy: start, count: Int(record.size), deallocator: .custom { _, _ in withExtendedLifetime(map) {} })
+        case .deflated:
+            let count = Int(record.size)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+            do {
+                try ZipArchive.extract(record.entry(path: path), from: map.bytes,
+                                       into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), archive: pack)
+            } catch {
+                buffer.deallocate()
+                throw .archive(error)
+            }
+            return Data(bytesNoCopy: buffer.baseAddress!, count: count, deallocator: .custom { p, _ in p.deallocate() })
+        }
+    }
+
+    /// The members of pack `id`, sorted by path; with `directory`, only those
+    /// below it (`"Levels"` and `"Levels/"` both mean everything under `Levels/`).
+    ///
+    /// - Throws: `.assetPackNotFound` when the pack is not installed.
+    public func members(ofPack id: String, under directory: String? = nil) throws(AssetPackError) -> [MemberInfo] {
+        try snapshot { (txn) throws(AssetPackError) in
+            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
+            var prefix = IndexSchema.memberPrefix(pack: id)
+            let base = prefix.count
+            if let directory, !directory.isEmpty, directory != "." && directory != "/" {
+                prefix.append(contentsOf: directory.utf8)
+                if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+            }
+            var result: [MemberInfo] = []
+            var damaged: String?
+            try indexCall { () throws(LMDBError) in
+                try txn.forEach(members, prefix: prefix) { key, value in
+                    let path = String(decoding: key[base...], as: UTF8.self)
+                    guard let r = MemberRecord(value) else { damaged = path; return false }
+                    result.append(MemberInfo(pack: id, path: path, size: r.size, storedSize: r.storedSize, method: r.method, crc32: r.crc32))
+                    return true
+                }
+            }
+            if let damaged { throw .corruptRecord(pack: id, member: damaged, reason: "member record has the wrong size or method") }
+            return result
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import AssetIndex
+import AssetSystem
+
+extension AssetStore {
+    /// Removes pack `id`: its members vanish from the index in one write
+    /// transaction, then its archive is unlinked. Readers holding its bytes
+    /// or descriptors keep reading them; new lookups no longer find it.
+    ///
+    /// - Throws: `.assetPackNotFound` when it is not installed, `.lockTimeout`,
+    ///   `.index`.
+    public func remove(pack id: String) throws(AssetPackError) {
+        try PackID.validate(id)
+        let containerLock = try lockContainer(.shared)
+        let packLock = try lockPack(id)
+        let record: PackRecord = try update { (txn) throws(AssetPackError) in
+            guard let record = try Self.packRecord(id, txn: txn, packs: packs) else { throw .assetPackNotFound(id) }
+            try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+            return record
+        }
+        try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
+        archives.evict(pack: id)
+        removeLockFile(of: id)
+        _ = consume packLock
+        _ = consume containerLock
+    }
+
+    /// Deletes pack `id`'s record, members and path entries.
+    static func writeIndex(
+        removing id: String, txn: borrowing WriteTransaction, packs: Database, members: Database, paths: Database
+    ) throws(AssetPackError) {
+        let prefix = IndexSchema.memberPrefix(pack: id)
+        var memberPaths: [[UInt8]] = []
+        try indexCall { () throws(LMDBError) in
+            try txn.forEach(members, prefix: prefix) { key, _ in
+                memberPaths.append(Array(key[prefix.count...]))
+                return true
+            }
+        }
+        for path in memberPaths {
+            try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
+            try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+        }
+        try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: Array(id.utf8)) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// What a pack says about itself: its ID, download policy and platforms — the
+/// part of its manifest that installing needs. `assetpack package` records it
+/// in the archive comment, so a pack file is self-describing.
+public struct PackDescription: Sendable, Hashable {
+    public var id: String
+    public var downloadPolicy: DownloadPolicy
+    public var platforms: [Platform]
+
+    public init(id: String, downloadPolicy: DownloadPolicy, platforms: [Platform]) {
+        self.id = id
+        self.downloadPolicy = downloadPolicy
+        self.platforms = platforms
+    }
+
+    /// The first line of an archive comment that records a description.
+    public static let commentMarker = "AssetPacks-Manifest/1"
+
+    /// The archive comment that records this description: the marker line,
+    /// then compact JSON with sorted keys (deterministic).
+    public var archiveComment: [UInt8] {
+        var object: [String: Any] = ["assetPackID": id, "platforms": platforms.map(\.rawValue)]
+        switch downloadPolicy {
+        case .onDemand:
+            object["downloadPolicy"] = ["onDemand": [String: Any]()]
+        case .essential, .prefetch:
+            object["downloadPolicy"] = [downloadPolicy.name: ["installationEventTypes": downloadPolicy.installationEventTypes.map(\.rawValue)]]
+        }
+        // JSONSerialization of plain dictionaries, arrays and strings cannot fail.
+        let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return Array((Self.commentMarker + "\n").utf8) + Array(json)
+    }
+
+    /// Reads a description from an archive comment. Returns `nil` when the
+    /// comment does not start with the marker (an ordinary ZIP).
+    ///
+    /// - Throws: `AssetPackError.invalidRecordedManifest` when it does but the
+    ///   rest is not a valid description.
+    public static func decode(archiveComment comment: [UInt8], archive: String) throws(AssetPackError) -> PackDescription? {
+        let marker = Array((commentMarker + "\n").utf8)
+        guard comment.starts(with: marker) else { return nil }
+        let json = Data(comment[marker.count...])
+        func bad(_ reason: String) -> AssetPackError { .invalidRecordedManifest(archive: archive, reason: reason) }
+        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
+            throw bad("not a JSON object")
+        }
+        guard let id = object["assetPackID"] as? String else { throw bad("assetPackID is missing") }
+        do { try PackID.validate(id) } catch { throw bad(error.description) }
+        guard let policyObject = object["downloadPolicy"] as? [String: Any], policyObject.count == 1,
+              let (kind, value) = policyObject.first else {
+            throw bad("downloadPolicy must have exactly one of essential, prefetch, onDemand")
+        }
+        let policy: DownloadPolicy
+        switch kind {
+        case "onDemand":
+            policy = .onDemand
+        case "essential", "prefetch":
+            guard let body = value as? [String: Any], let names = body["installationEventTypes"] as? [String] else {
+                throw bad("downloadPolicy.\(kind).installationEventTypes is missing")
+            }
+            var events = Set<InstallationEventType>()
+            for name in names {
+                guard let e = InstallationEventType(rawValue: name) else { throw bad("unknown installation event type '\(name)'") }
+                events.insert(e)
+            }
+            policy = kind == "essential" ? .essential(events) : .prefetch(events)
+        default:
+            throw bad("unknown download policy '\(kind)'")
+        }
+        var platforms: [Platform] = []
+        for name in object["platforms"] as? [String] ?? [] {
+            guard let p = Platform(rawValue: name) else { throw bad("unknown platform '\(name)'") }
+            platforms.append(p)
+        }
+        return PackDescription(id: id, downloadPolicy: policy, platforms: platforms)
+    }
+}
+
+/// Rules for asset pack IDs.
+public enum PackID {
+    /// The longest ID accepted, in bytes.
+    public static let maximumLength = 128
+
+    /// Checks that `id` is 1 to 128 characters from `A-Z a-z 0-9 . _ -`,
+    /// starting with a letter or digit — safe as a file name and a key prefix.
+    ///
+    /// - Throws: `AssetPackError.invalidPackID` saying which rule it breaks.
+    public static func validate(_ id: String) throws(AssetPackError) {
+        let bytes = Array(id.utf8)
+        guard !bytes.isEmpty else { throw .invalidPackID(id, reason: "it is empty") }
+        guard bytes.count <= maximumLength else {
+            throw .invalidPackID(id, reason: "longer than \(maximumLength) bytes")
+        }
+        func alnum(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) }
+        guard alnum(bytes[0]) else { throw .invalidPackID(id, reason: "must start with a letter or digit") }
+        for b in bytes where !(alnum(b) || b == 0x2e || b == 0x5f || b == 0x2d) {
+            throw .invalidPackID(id, reason: "only letters, digits, '.', '_' and '-' are allowed")
+        }
+    }
+}

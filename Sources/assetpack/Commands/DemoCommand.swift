@@ -1,0 +1,116 @@
+import Foundation
+import AssetPacks
+import AssetArchive
+
+/// `assetpack demo`: the whole life of a pack, end to end, on built-in sample content.
+enum DemoCommand: Command {
+    static let name = "demo"
+    static let summary = "Package, install, read (bytes and descriptors), update, verify and remove a sample pack."
+    static let usage = "demo [--keep] [--container <dir>]"
+    static let options = """
+          --keep                  Keep the temporary directory (sample, pack, container).
+          --container <dir>       Install into this container instead of a temporary one.
+        """
+    static let valueOptions: Set<String> = ["container"]
+    static let flagOptions: Set<String> = ["keep"]
+
+    struct Failure: Error { let message: String }
+
+    static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
+        _ = try arguments.expect([])
+        let work = FileManager.default.temporaryDirectory.path + "/assetpack-demo-\(getpid())"
+        defer { if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: work) } }
+        do {
+            try runDemo(work: work, containerPath: arguments.value("container") ?? work + "/container")
+            if arguments.flag("keep") { Output.line("kept \(work)") }
+            return ExitCode.success
+        } catch let error as AssetPackError {
+            throw .from(error)
+        } catch let error as Failure {
+            throw .failure("demo check failed: \(error.message)")
+        } catch {
+            throw .failure("\(error)")
+        }
+    }
+
+    static func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw Failure(message: message()) }
+    }
+
+    static func step(_ text: String) { Output.line("==> " + text) }
+
+    static func runDemo(work: String, containerPath: String) throws {
+        let sample = work + "/sample"
+        let files = try SampleContent.write(to: sample)
+        step("sample content in \(sample): \(files.count) files, \(files.values.reduce(0) { $0 + $1.count }) bytes")
+
+        // Package twice: the packager is deterministic.
+        let pack = work + "/Demo.zip"
+        let archive = try Packager.package(manifestAt: sample + "/manifest.json", output: pack)
+        try Packager.package(manifestAt: sample + "/manifest.json", output: work + "/Demo-again.zip")
+        let first = try Data(contentsOf: URL(fileURLWithPath: pack))
+        try check(first == (try Data(contentsOf: URL(fileURLWithPath: work + "/Demo-again.zip"))), "packaging twice gave different bytes")
+        step("packaged \(archive.entries.count) files into \(pack) (\(first.count) bytes); packaging again gave identical bytes")
+        for e in archive.entries {
+            let align = e.method == .stored ? ", data at offset \(e.dataOffset) (\(e.dataOffset % 4096 == 0 ? "page" : "16-byte") aligned)" : ""
+            Output.line("    \(e.method == .stored ? "stored  " : "deflated") \(e.path): \(e.uncompressedSize) → \(e.compressedSize) bytes\(align)")
+        }
+
+        let manager = try AssetPackManager(container: GroupContainer(path: containerPath))
+        let installed = try manager.installPack(at: pack)
+        step("installed \(installed.pack.id) version \(installed.pack.version) (\(installed.pack.downloadPolicy.name)) into \(containerPath)")
+        try check(try manager.installPack(at: pack).change == .unchanged, "reinstalling identical bytes was not a no-op")
+        step("installing the same file again changed nothing")
+
+        // Read every member both ways and compare with the source files.
+        let id = installed.pack.id
+        var zeroCopy = 0
+        for (path, expected) in files.sorted(by: { $0.key < $1.key }) {
+            let data = try manager.contents(at: path, searchingInAssetPackWithID: id)
+            try check(data == expected, "contents(at: \(path)) differ from the source")
+            let member = try manager.members(inAssetPackWithID: id).first { $0.path == path }
+            if member?.isCompressed == false, let mapping = ProcessMaps.mapping(containing: data, file: "/packs/") {
+                zeroCopy += 1
+                Output.line("    \(path): \(data.count) bytes, zero-copy from \(mapping)")
+            } else {
+                Output.line("    \(path): \(data.count) bytes, inflated and CRC-checked")
+            }
+            for options in [DescriptorOptions(), .standalone] {
+                let d = try manager.descriptor(for: path, searchingInAssetPackWithID: id, options: options)
+                let bytes = try d.descriptor.read(count: Int(d.length), at: d.offset)
+                try check(Data(bytes) == expected, "descriptor(for: \(path)) gave other bytes")
+                try check(!options.contains(.standalone) || d.offset == 0, "standalone descriptor not at offset 0")
+            }
+        }
+        step("read all \(files.count) files as bytes (\(zeroCopy) zero-copy) and as descriptors (archive range, sealed memfd, standalone): all match")
+
+        let shared = try manager.contents(at: "Levels/level1.json")
+        try check(shared == files["Levels/level1.json"], "path-only lookup gave other bytes")
+        step("path-only lookup of Levels/level1.json found it in \(id)")
+
+        // Update while holding bytes of the old version.
+        let held = try manager.contents(at: "Media/intro.png", searchingInAssetPackWithID: id)
+        let updated = try SampleContent.update(sample)
+        try Packager.package(manifestAt: sample + "/manifest.json", output: work + "/Demo-2.zip")
+        let second = try manager.installPack(at: work + "/Demo-2.zip")
+        try check(second.change == .replaced && second.pack.version == "2", "update did not replace version 1")
+        try check(try manager.contents(at: "README.txt") == updated, "the update's README.txt is not visible")
+        try check(held == files["Media/intro.png"], "bytes held across the update changed")
+        step("updated to version \(second.pack.version) atomically; bytes held from version 1 still read correctly")
+
+        let report = try manager.store.verify(options: VerificationOptions(deep: true))
+        try check(!report.hasErrors, "verify found: \(report.findings.map(\.message))")
+        step("verify --deep: \(report.packsChecked) pack, \(report.membersChecked) members, \(report.bytesChecked) bytes checked, no damage")
+
+        try manager.remove(assetPackWithID: id)
+        do {
+            _ = try manager.contents(at: "README.txt", searchingInAssetPackWithID: id)
+            throw Failure(message: "removed pack still readable")
+        } catch AssetPackError.assetPackNotFound(let missing) {
+            try check(missing == id, "wrong pack named in the error")
+        }
+        try check(held == files["Media/intro.png"], "bytes held across the removal changed")
+        step("removed \(id); lookups now fail with assetPackNotFound, held bytes still valid")
+        Output.line("demo complete")
+    }
+}

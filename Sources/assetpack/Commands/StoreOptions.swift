@@ -1,0 +1,17 @@
+import AssetPacks
+import AssetSystem
+
+/// Opens the manager for the container the common options name.
+enum StoreOptions {
+    static func manager(_ arguments: Arguments, lockTimeout: Double? = nil) throws(CLIError) -> AssetPackManager {
+        let container: GroupContainer
+        if let path = arguments.value("container") {
+            container = GroupContainer(path: path)
+        } else {
+            container = GroupContainer.default(group: arguments.value("group") ?? "default")
+        }
+        var options = AssetStore.Options()
+        if let lockTimeout { options.lockWait = .seconds(lockTimeout) }
+        do { return try AssetPackManager(container: container, options: options) } catch { throw .from(error) }
+    }
+}

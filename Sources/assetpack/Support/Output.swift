@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard output and error without buffering surprises: data goes to
+/// stdout in full (EPIPE ends quietly), diagnostics to stderr.
+enum Output {
+    /// Writes raw bytes to standard output. Returns false if the reader went
+    /// away (EPIPE).
+    @discardableResult
+    static func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(1, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+
+    static func write(_ data: Data) {
+        data.withUnsafeBytes { _ = write($0) }
+    }
+
+    /// Prints a line to standard output.
+    static func line(_ text: String = "") {
+        var s = text
+        s.append("\n")
+        s.withUTF8 { _ = write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Prints a line to standard error.
+    static func error(_ text: String) {
+        var s = text
+        s.append("\n")
+        s.withUTF8 { b in _ = Glibc.write(2, b.baseAddress, b.count) }
+    }
+
+    /// Whether standard error is a terminal (for progress bars).
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Pretty, key-sorted JSON of a plain value (dictionaries, arrays,
+    /// strings, numbers, booleans).
+    static func json(_ value: Any) {
+        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            write(data)
+            line()
+        }
+    }
+}
