@@ -55,6 +55,9 @@ extension AssetStore {
         var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
         let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
         let packID = try resolveID(of: pack, requested: id)
+        for entry in pack.archive.entries {
+            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
+        }
 
         let packLock = try lockPack(packID)
         let current = try packRecord(packID)

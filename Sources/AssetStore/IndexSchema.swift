@@ -22,6 +22,16 @@ enum IndexSchema {
 
     static let schemaKey = Array("schema".utf8)
 
+    /// The longest key LMDB stores (its default `MDB_MAXKEYSIZE`).
+    static let maximumKeyLength = 511
+
+    /// Why a member path cannot be indexed under pack `pack`, or `nil`.
+    static func keyProblem(pack: String, path: String) -> String? {
+        let length = pack.utf8.count + 1 + path.utf8.count
+        guard length > maximumKeyLength else { return nil }
+        return "\(path.utf8.count) bytes is too long to index in asset pack '\(pack)' (at most \(maximumKeyLength - 1 - pack.utf8.count) bytes with this pack ID)"
+    }
+
     /// `packID \0 path` as bytes.
     static func memberKey(pack: String, path: String) -> [UInt8] {
         var key = Array(pack.utf8)

@@ -86,4 +86,12 @@ import AssetSystem
             return p
         }) { if case .invalidRecordedManifest = $0 { return true }; return false }
     }
+
+    @Test func pathTooLongForTheIndex() throws {
+        let long = String(repeating: "d/", count: 255) + "file"
+        try refuse({ f in try f.pack("long.zip", id: "long", [long: [1]]) }) { error in
+            guard case .invalidPath(let path, let reason) = error else { return false }
+            return path == long && reason.contains("'long'")
+        }
+    }
 }
