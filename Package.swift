@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
-        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "assetpack"]),
+        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack"]),
     ],
     swiftLanguageModes: [.v6]
 )

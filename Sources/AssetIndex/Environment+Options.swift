@@ -32,6 +32,9 @@ extension Environment {
         /// 0644 lets other users read; use 0664 for a group container that
         /// processes of several users of one group write.
         public var fileMode: UInt32 = 0o644
+        /// Whether opening frees the reader slots of dead processes
+        /// (`mdb_reader_check`). Verification tools turn it off to see them.
+        public var clearsStaleReadersOnOpen = true
 
         /// The defaults.
         public init() {}

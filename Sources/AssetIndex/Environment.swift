@@ -130,8 +130,10 @@ public final class Environment: Sendable {
             if info.me_mapsize < mapSize {
                 try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
             }
-            var dead: Int32 = 0
-            try check(mdb_reader_check(env, &dead), "mdb_reader_check", path: path)
+            if options.clearsStaleReadersOnOpen {
+                var dead: Int32 = 0
+                try check(mdb_reader_check(env, &dead), "mdb_reader_check", path: path)
+            }
             return (env, try openDatabases(env, path: path, declared: declared, readOnly: options.readOnly))
         } catch {
             mdb_env_close(env)

@@ -51,7 +51,7 @@ extension AssetStore {
         guard sourceStatus.isRegularFile else { throw .notAFile(path) }
 
         let containerLock = try lockContainer(.shared)
-        StagedFile.reclaimLeftovers(in: container.stagingPath)
+        try reclaimLeftovers()
         var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
         let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
         let packID = try resolveID(of: pack, requested: id)
@@ -63,6 +63,7 @@ extension AssetStore {
         let current = try packRecord(packID)
         if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
            current.catalogVersion == catalogVersion || catalogVersion == nil {
+            _ = consume staged
             _ = consume packLock
             _ = consume containerLock
             return InstallOutcome(record: current, change: .unchanged)
@@ -78,28 +79,36 @@ extension AssetStore {
             totalSize: pack.totalSize,
             installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
             source: source ?? path)
+        var retiring = try retire(current)
         do {
             try staged.publish(as: record.archiveName, in: container.packsPath)
             try FileSystem.syncDirectory(container.packsPath)
         } catch {
             throw .system(error)
         }
-        do {
-            try update { (txn) throws(AssetPackError) in
-                try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
-                                    packs: packs, members: members, paths: paths)
-            }
-        } catch {
-            // Not committed: the new archive must not stay behind in packs/.
-            try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
-            throw error
+        try update { (txn) throws(AssetPackError) in
+            try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
+                                packs: packs, members: members, paths: paths)
         }
-        if let current, current.archiveKey != key {
-            try? FileSystem.unlink(container.packsPath + "/" + current.archiveName)
-        }
+        // Committed: the new archive stays, the old one goes, then the twins.
+        staged.commit()
+        retiring?.commit()
+        _ = consume retiring
+        _ = consume staged
         _ = consume packLock
         _ = consume containerLock
         return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
+    }
+
+    /// Links a retirement twin of `record`'s archive, before the switch
+    /// that drops it. `nil` when there is no record (or no archive).
+    func retire(_ record: PackRecord?) throws(AssetPackError) -> RetiringArchive? {
+        guard let record else { return nil }
+        do {
+            return try RetiringArchive(archiveName: record.archiveName, packsPath: container.packsPath, stagingPath: container.stagingPath)
+        } catch {
+            throw .system(error)
+        }
     }
 
     /// Copies `source` into a new staging file and flushes it.

@@ -12,12 +12,18 @@ extension AssetStore {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
         let packLock = try lockPack(id)
-        let record: PackRecord = try update { (txn) throws(AssetPackError) in
-            guard let record = try Self.packRecord(id, txn: txn, packs: packs) else { throw .assetPackNotFound(id) }
-            try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
-            return record
+        guard let record = try packRecord(id) else {
+            // Taking the lock made its file; a pack that is not installed keeps none.
+            removeLockFile(of: id)
+            throw .assetPackNotFound(id)
         }
-        try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
+        var retiring = try retire(record)
+        try update { (txn) throws(AssetPackError) in
+            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
+            try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+        }
+        retiring?.commit()
+        _ = consume retiring
         archives.evict(pack: id)
         removeLockFile(of: id)
         _ = consume packLock

@@ -1,167 +1,226 @@
+import Foundation
 import AssetArchive
 import AssetIndex
 import AssetSystem
 
+/// What verify learned about one pack, for repair to act on.
+struct PackVerdict: Sendable {
+    let record: PackRecord
+    /// The archive is missing, the wrong size, unparseable, or fails its
+    /// SHA-256 or a CRC: it must go to quarantine.
+    var archiveDamaged = false
+    /// The archive's SHA-256 was computed and matches the record.
+    var archiveHashChecked = false
+    /// The index's view of the pack disagrees with its archive.
+    var indexDamaged = false
+}
+
 extension AssetStore {
-    /// Checks the container without changing anything: every pack record has
-    /// its archive with the recorded size; every member record lies inside
-    /// its archive, agrees with its local header and overlaps no other; the
-    /// path index agrees with the member records; no member records without a
-    /// pack; no archives in `packs/` that no record names. With `deep`, each
-    /// archive's SHA-256 and each member's CRC-32 are checked too.
+    /// Checks the container, like fsck. Without `repair` nothing is changed:
+    /// every finding carries a stable ``FindingCode``, its severity, and the
+    /// pack and object it concerns. With `repair` (under the container lock,
+    /// exclusive, so readers keep running and writers wait) it then fixes
+    /// what can be fixed without losing installed data and verifies again;
+    /// see ``VerificationReport/remaining``.
     ///
-    /// Everything is read in one snapshot, so installs running meanwhile
-    /// cannot make it report damage that is not there.
+    /// Checks: the schema record; every pack record has its archive with the
+    /// recorded size (and SHA-256 with `deep`); the archive parses (local
+    /// headers against the central directory, bounds, overlap); every member
+    /// record lies inside the archive and matches its entry, every entry has
+    /// a record, and with `deep` every member's CRC-32 matches; the path index
+    /// agrees with the member records; no member records without a pack; no
+    /// files in `packs/` that no record names; leftovers in `staging/` and
+    /// `cache/`; journal entries and partial downloads that lack each other;
+    /// stale reader slots; lock files of packs that are not installed.
+    ///
+    /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
+    ///   installed; `.index`/`.system` when the container cannot be read.
     public func verify(options: VerificationOptions = VerificationOptions()) throws(AssetPackError) -> VerificationReport {
         var report = VerificationReport()
+        guard options.repair && !options.dryRun else {
+            let verdicts = try checkWithVerdicts(options, into: &report)
+            if options.repair { report.repairs = try repair(report, verdicts: verdicts, carryOut: false) }
+            return report
+        }
+        let lock = try lockContainer(.exclusive)
+        let verdicts = try checkWithVerdicts(options, into: &report)
+        report.repairs = try repair(report, verdicts: verdicts, carryOut: true)
+        var again = options
+        again.repair = false
+        again.progress = nil
+        var second = VerificationReport()
+        _ = try checkWithVerdicts(again, into: &second)
+        report.remaining = second.findings
+        _ = consume lock
+        return report
+    }
+
+    /// Runs every check into `report`; returns what it learned per pack.
+    func checkWithVerdicts(_ options: VerificationOptions, into report: inout VerificationReport) throws(AssetPackError) -> [PackVerdict] {
+        var verdicts: [PackVerdict] = []
         try snapshot { (txn) throws(AssetPackError) in
+            if try Self.schemaVersion(in: txn, meta: meta) == nil {
+                report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
+            }
             var records: [PackRecord] = []
             try indexCall { () throws(LMDBError) in
                 try txn.forEach(packs) { key, value in
                     let id = String(decoding: key, as: UTF8.self)
                     do throws(AssetPackError) { records.append(try PackRecord(id: id, decoding: value)) } catch {
-                        report.add("pack.record-damaged", pack: id, object: nil, error.description)
+                        report.add(.packRecordDamaged, pack: id, object: nil, error.description)
                     }
                     return true
                 }
             }
-            let selected = options.packs.isEmpty ? records : records.filter { options.packs.contains($0.id) }
             for id in options.packs where !records.contains(where: { $0.id == id }) {
-                report.add("pack.not-installed", pack: id, object: nil, "asset pack '\(id)' is not installed")
+                throw .assetPackNotFound(id)
             }
+            let selected = options.packs.isEmpty ? records : records.filter { options.packs.contains($0.id) }
+            let total = options.deep ? selected.reduce(0) { $0 + $1.archiveSize } : selected.reduce(0) { $0 + $1.memberCount }
+            var done: UInt64 = 0
             for record in selected {
-                try verifyPack(record, txn: txn, deep: options.deep, report: &report)
+                verdicts.append(try checkPack(record, txn: txn, deep: options.deep, report: &report))
+                done += options.deep ? record.archiveSize : record.memberCount
+                options.progress?(done, total)
             }
             if options.packs.isEmpty {
-                try verifyIndexConsistency(records: records, txn: txn, report: &report)
-                verifyDirectories(records: records, report: &report)
+                try checkIndexConsistency(records: records, txn: txn, report: &report)
             }
         }
-        return report
+        if options.packs.isEmpty { try checkFiles(report: &report) }
+        return verdicts
     }
 
-    private func verifyPack(_ record: PackRecord, txn: borrowing ReadTransaction, deep: Bool, report: inout VerificationReport) throws(AssetPackError) {
+    private func checkPack(_ record: PackRecord, txn: borrowing ReadTransaction, deep: Bool, report: inout VerificationReport) throws(AssetPackError) -> PackVerdict {
         report.packsChecked += 1
+        var verdict = PackVerdict(record: record)
         let id = record.id
         let path = container.packsPath + "/" + record.archiveName
         let fd: FileDescriptor
         do { fd = try FileDescriptor.open(path) } catch {
-            report.add("pack.archive-missing", pack: id, object: record.archiveName, "archive \(path) is missing (\(error.message))")
-            return
+            // An install may have replaced it since the snapshot: only a
+            // record that still names it is damage.
+            if error == .noSuchFile, try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
+            report.add(.archiveMissing, pack: id, object: record.archiveName, "archive \(path) is missing (\(error.message))")
+            verdict.archiveDamaged = true
+            return verdict
         }
-        guard let status = try? fd.status(), status.size == Int64(record.archiveSize) else {
-            report.add("pack.archive-size", pack: id, object: record.archiveName,
-                       "archive \(path) is \((try? fd.status().size).map(String.init) ?? "?") bytes, the index says \(record.archiveSize)")
-            return
+        let size = (try? fd.status().size) ?? -1
+        guard size == Int64(record.archiveSize) else {
+            report.add(.archiveSize, pack: id, object: record.archiveName, "archive \(path) is \(size) bytes, the index says \(record.archiveSize)")
+            verdict.archiveDamaged = true
+            return verdict
         }
         let region: MappedRegion
-        do { region = try MappedRegion(mapping: fd, count: Int(status.size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
+        do { region = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
         let bytes = region.bytes
-        if deep {
+        var entries: [String: ArchiveEntry] = [:]
+        do throws(ArchiveError) {
+            for e in try ZipArchive.parse(bytes, name: path).entries { entries[e.path] = e }
+        } catch {
+            report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)
+            verdict.archiveDamaged = true
+        }
+        if deep && !verdict.archiveDamaged {
             region.advise(.sequential)
+            let problems = ArchiveScan.run(bytes: bytes, entries: Array(entries.values), archive: path)
             report.bytesChecked += record.archiveSize
-            if SHA256.hash(bytes) != record.sha256 {
-                report.add("pack.archive-sha256", pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
+            if problems.sha256 != record.sha256 {
+                report.add(.archiveSHA256, pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
+                verdict.archiveDamaged = true
+            } else {
+                verdict.archiveHashChecked = true
+            }
+            for (member, error) in problems.crcFailures {
+                report.add(.memberCRC, pack: id, object: member, error.description)
+                verdict.archiveDamaged = true
             }
         }
+        verdict.indexDamaged = try checkMembers(of: record, entries: verdict.archiveDamaged && entries.isEmpty ? nil : entries,
+                                                size: UInt64(size), txn: txn, report: &report)
+        return verdict
+    }
+
+    /// Compares the pack's member records with the archive's entries (when
+    /// the archive parsed). Returns whether the index is damaged.
+    private func checkMembers(of record: PackRecord, entries: [String: ArchiveEntry]?, size: UInt64,
+                              txn: borrowing ReadTransaction, report: inout VerificationReport) throws(AssetPackError) -> Bool {
+        let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
-        var spans: [(start: UInt64, end: UInt64, path: String)] = []
-        var count: UInt64 = 0
+        var seen = Set<String>()
+        var damaged = false
         try indexCall { () throws(LMDBError) in
             try txn.forEach(members, prefix: prefix) { key, value in
-                count += 1
                 let member = String(decoding: key[prefix.count...], as: UTF8.self)
-                guard let m = MemberRecord(value) else {
-                    report.add("member.record-damaged", pack: id, object: member, "member record of '\(member)' is damaged")
-                    return true
-                }
+                seen.insert(member)
                 report.membersChecked += 1
-                if m.archiveKey != record.archiveKey {
-                    report.add("member.wrong-archive", pack: id, object: member, "'\(member)' points at another version's archive")
+                func problem(_ code: FindingCode, _ message: String) {
+                    report.add(code, pack: id, object: member, message)
+                    damaged = true
+                }
+                guard let m = MemberRecord(value) else {
+                    problem(.memberRecordDamaged, "member record of '\(member)' is damaged")
+                    return true
                 }
                 let end = m.dataOffset.addingReportingOverflow(m.storedSize)
-                guard !end.overflow, end.partialValue <= UInt64(bytes.count), m.localHeaderOffset < m.dataOffset else {
-                    report.add("member.out-of-bounds", pack: id, object: member, "'\(member)' lies outside its archive")
-                    return true
-                }
-                if let problem = Self.localHeaderProblem(m, path: key[prefix.count...], in: bytes) {
-                    report.add("member.header-mismatch", pack: id, object: member, "local header of '\(member)' disagrees with the index: \(problem)")
-                    return true
-                }
-                spans.append((m.localHeaderOffset, end.partialValue, member))
-                if deep {
-                    report.bytesChecked += m.storedSize
-                    do throws(ArchiveError) { try ZipArchive.verify(m.entry(path: member), in: bytes, archive: path) } catch {
-                        report.add("member.crc-mismatch", pack: id, object: member, error.description)
+                if end.overflow || end.partialValue > size || m.localHeaderOffset >= m.dataOffset {
+                    problem(.memberOutOfBounds, "'\(member)' lies outside its archive")
+                } else if m.archiveKey != record.archiveKey {
+                    problem(.memberRecordMismatch, "'\(member)' points at another version's archive")
+                } else if let entries {
+                    if let e = entries[member] {
+                        if MemberRecord(archiveKey: record.archiveKey, entry: e) != m {
+                            problem(.memberRecordMismatch, "index record of '\(member)' disagrees with its local header and central directory entry")
+                        }
+                    } else {
+                        problem(.memberExtra, "the index has '\(member)', the archive does not")
                     }
                 }
                 return true
             }
         }
-        if count != record.memberCount {
-            report.add("pack.member-count", pack: id, object: nil, "the index holds \(count) members of '\(id)', its record says \(record.memberCount)")
+        guard let entries else { return damaged }
+        for path in entries.keys.sorted() where !seen.contains(path) {
+            report.add(.memberMissing, pack: id, object: path, "the archive has '\(path)', the index does not")
+            damaged = true
         }
-        spans.sort { $0.start < $1.start }
-        for (a, b) in zip(spans, spans.dropFirst()) where b.start < a.end {
-            report.add("member.overlap", pack: id, object: b.path, "'\(b.path)' overlaps '\(a.path)'")
+        let total = entries.values.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
+        if record.memberCount != UInt64(entries.count) || record.totalSize != total {
+            report.add(.packRecordMismatch, pack: id, object: nil,
+                       "record says \(record.memberCount) members, \(record.totalSize) bytes; the archive has \(entries.count), \(total)")
+            damaged = true
         }
+        return damaged
+    }
+}
+
+/// Deep checking of one mapped archive: its SHA-256 on a second thread while
+/// this one checks every member's CRC-32, so the pass runs at the speed of
+/// the slower of the two, not their sum.
+enum ArchiveScan {
+    struct Result {
+        var sha256: [UInt8]
+        var crcFailures: [(String, ArchiveError)]
     }
 
-    /// Why the local header at the record's offset does not describe this
-    /// member, or `nil` if it does.
-    static func localHeaderProblem(_ m: MemberRecord, path: Slice<UnsafeRawBufferPointer>, in bytes: UnsafeRawBufferPointer) -> String? {
-        let lho = Int(m.localHeaderOffset)
-        guard lho + 30 <= bytes.count else { return "header past the end" }
-        func u16(_ at: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: lho + at, as: UInt16.self))) }
-        guard bytes.loadUnaligned(fromByteOffset: lho, as: UInt32.self) == UInt32(0x04034b50).littleEndian else { return "no local header signature" }
-        guard u16(8) == Int(m.method.rawValue) else { return "method \(u16(8))" }
-        let nameLength = u16(26), extraLength = u16(28)
-        guard lho + 30 + nameLength + extraLength == Int(m.dataOffset) else { return "data offset" }
-        guard nameLength == path.count, bytes[(lho + 30)..<(lho + 30 + nameLength)].elementsEqual(path) else { return "name" }
-        return nil
+    /// The bytes live in a mapping the caller keeps alive until this returns.
+    private final class Shared: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+        var digest: [UInt8] = []
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
     }
 
-    /// The path index and member records agree; no members without a pack.
-    private func verifyIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(AssetPackError) {
-        let ids = Set(records.map(\.id))
-        var expected: [[UInt8]: [String]] = [:]
-        try indexCall { () throws(LMDBError) in
-            try txn.forEach(members) { key, _ in
-                guard let zero = key.firstIndex(of: 0) else { return true }
-                let pack = String(decoding: key[..<zero], as: UTF8.self)
-                let path = Array(key[(zero + 1)...])
-                if !ids.contains(pack) {
-                    report.add("member.orphan", pack: pack, object: String(decoding: path, as: UTF8.self), "member record of a pack that is not installed")
-                }
-                expected[path, default: []].append(pack)
-                return true
+    static func run(bytes: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
+        let shared = Shared(bytes)
+        let group = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { shared.digest = SHA256.hash(shared.bytes) }
+        var failures: [(String, ArchiveError)] = []
+        for entry in entries.sorted(by: { $0.dataOffset < $1.dataOffset }) {
+            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive) } catch {
+                failures.append((entry.path, error))
             }
         }
-        try indexCall { () throws(LMDBError) in
-            try txn.forEach(paths) { key, value in
-                let path = Array(key)
-                let listed = PathIndex.packs(in: value)
-                let want = (expected.removeValue(forKey: path) ?? []).sorted()
-                if listed != want {
-                    report.add("paths.mismatch", pack: nil, object: String(decoding: path, as: UTF8.self),
-                               "path index lists \(listed) but members are in \(want)")
-                }
-                return true
-            }
-        }
-        for (path, packs) in expected {
-            report.add("paths.missing", pack: packs.first, object: String(decoding: path, as: UTF8.self), "path index has no entry for a member of \(packs)")
-        }
-    }
-
-    /// Files in `packs/` no record names; leftovers in `staging/`.
-    private func verifyDirectories(records: [PackRecord], report: inout VerificationReport) {
-        let named = Set(records.map(\.archiveName))
-        for name in FileSystem.names(in: container.packsPath).sorted() where !named.contains(name) {
-            report.add("archive.orphan", pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
-        }
-        for name in FileSystem.names(in: container.stagingPath).sorted() {
-            report.add("staging.leftover", .reclaimable, pack: nil, object: name, "staging/\(name) is left over from an interrupted install")
-        }
+        group.wait()
+        return Result(sha256: shared.digest, crcFailures: failures.sorted { $0.0 < $1.0 })
     }
 }

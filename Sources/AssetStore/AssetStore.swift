@@ -35,6 +35,13 @@ public final class AssetStore: Sendable {
         public var lockWait: FileLock.Wait = .forever
         /// The index's initial map size; it grows by itself when full.
         public var initialMapSize: Int = 64 << 20
+        /// Whether a missing container (directories, index, schema record) is
+        /// created. Verification opens with `false`, so that looking changes
+        /// nothing: a missing container is then `.system(ENOENT)`.
+        public var createsContainer = true
+        /// Whether opening frees reader slots of dead processes. Verification
+        /// opens with `false` to report them.
+        public var clearsStaleReaders = true
         public init() {}
     }
 
@@ -49,13 +56,25 @@ public final class AssetStore: Sendable {
     public init(container: GroupContainer, options: Options = Options()) throws(AssetPackError) {
         self.container = container
         self.lockWait = options.lockWait
-        do { try container.createLayout() } catch { throw .system(error) }
-        shared = try SharedIndex.open(container: container, mapSize: options.initialMapSize)
-        try checkSchema()
+        if options.createsContainer {
+            do { try container.createLayout() } catch { throw .system(error) }
+        } else {
+            for dir in [container.indexPath, container.packsPath, container.stagingPath, container.locksPath] {
+                guard (try? FileDescriptor.status(of: dir))??.isDirectory == true else {
+                    throw .system(Errno(Errno.noSuchFile.rawValue, operation: "open container", path: dir))
+                }
+            }
+            guard (try? FileDescriptor.status(of: container.indexPath + "/data.mdb"))??.isRegularFile == true else {
+                throw .system(Errno(Errno.noSuchFile.rawValue, operation: "open index", path: container.indexPath + "/data.mdb"))
+            }
+        }
+        shared = try SharedIndex.open(container: container, options: options)
+        try checkSchema(create: options.createsContainer)
     }
 
-    /// Writes the schema version into a new index, or checks an existing one's.
-    private func checkSchema() throws(AssetPackError) {
+    /// Writes the schema version into a new index (when `create`), or checks
+    /// an existing one's.
+    private func checkSchema(create: Bool) throws(AssetPackError) {
         let found: UInt32? = try snapshot { (txn) throws(AssetPackError) in
             try Self.schemaVersion(in: txn, meta: meta)
         }
@@ -65,6 +84,7 @@ public final class AssetStore: Sendable {
             }
             return
         }
+        guard create else { return }
         try update { (txn) throws(AssetPackError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
                 var v = IndexSchema.version.littleEndian

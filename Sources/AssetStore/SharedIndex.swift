@@ -33,7 +33,7 @@ final class SharedIndex: Sendable {
     }
 
     /// The shared index of `container`, opening it if this process has not.
-    static func open(container: GroupContainer, mapSize: Int) throws(AssetPackError) -> SharedIndex {
+    static func open(container: GroupContainer, options storeOptions: AssetStore.Options) throws(AssetPackError) -> SharedIndex {
         let status: FileStatus?
         do { status = try FileDescriptor.status(of: container.indexPath) } catch { throw .system(error) }
         guard let status else { throw .system(Errno(2, operation: "open index", path: container.indexPath)) }
@@ -41,7 +41,8 @@ final class SharedIndex: Sendable {
         return try open.withLock { (table) throws(AssetPackError) -> SharedIndex in
             if let existing = table[key]?.index { return existing }
             var options = Environment.Options()
-            options.mapSize = mapSize
+            options.mapSize = storeOptions.initialMapSize
+            options.clearsStaleReadersOnOpen = storeOptions.clearsStaleReaders
             options.maxDatabases = 8
             let environment: Environment
             do throws(LMDBError) {

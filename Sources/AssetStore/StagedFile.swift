@@ -1,17 +1,23 @@
 import AssetSystem
 
-/// A file being written in `staging/`: named only once it is locked, removed
-/// unless it is moved out with ``publish(as:in:)``.
+/// A new archive on its way into `packs/`, and the crash-safety protocol
+/// that goes with it.
 ///
 /// The file is created unnamed (`O_TMPFILE`), locked (OFD, exclusive), and
-/// only then linked under `staging/<label>.<random>.install`. Its lock is held
-/// for as long as this value lives, so a staging file whose lock can be taken
-/// belongs to a process that died, and the next writer removes it.
+/// only then linked as `staging/<label>.<random>.install`; its lock is held
+/// for as long as this value lives. Once checked it is renamed to
+/// `staging/<archive name>.install` and *hard-linked* into `packs/` — the
+/// staging name stays until the index switch is committed. So a file in
+/// `packs/` that no record names always has a twin in `staging/` whose lock
+/// is free when its writer died: the next writer (``AssetStore``'s reclaim)
+/// removes both, and verify reports the pair as reclaimable, not damage.
 struct StagedFile: ~Copyable {
     let descriptor: FileDescriptor
-    let name: String
+    private(set) var name: String
     let stagingPath: String
-    private var published = false
+    /// The name in `packs/`, once published.
+    private(set) var published: String?
+    private var committed = false
 
     static let suffix = ".install"
 
@@ -37,27 +43,68 @@ struct StagedFile: ~Copyable {
 
     var path: String { stagingPath + "/" + name }
 
-    /// Moves the file to `directory/name`, failing if that name exists.
-    mutating func publish(as target: String, in directory: String) throws(Errno) {
-        try FileSystem.rename(path, to: directory + "/" + target, noReplace: true)
-        published = true
+    /// Renames the staging file to `<archiveName>.install` and links it into
+    /// `packsPath` as `archiveName`, failing with `EEXIST` if that is taken.
+    /// The caller then commits the index and calls ``commit()``.
+    mutating func publish(as archiveName: String, in packsPath: String) throws(Errno) {
+        let twin = archiveName + Self.suffix
+        try FileSystem.rename(path, to: stagingPath + "/" + twin, noReplace: true)
+        name = twin
+        try FileSystem.link(path, to: packsPath + "/" + archiveName)
+        published = packsPath + "/" + archiveName
     }
+
+    /// Marks the index switch as committed: the `packs/` name stays.
+    mutating func commit() { committed = true }
 
     deinit {
-        if !published { try? FileSystem.unlink(stagingPath + "/" + name) }
+        if let published, !committed { try? FileSystem.unlink(published) }
+        try? FileSystem.unlink(stagingPath + "/" + name)
+    }
+}
+
+/// An installed archive on its way out: hard-linked as
+/// `staging/<archive name>.retire` and locked before the index switch that
+/// drops it, unlinked from `packs/` after the switch commits. A writer killed
+/// in between leaves a free-locked twin, by which reclaim and verify know the
+/// `packs/` file for garbage.
+struct RetiringArchive: ~Copyable {
+    let descriptor: FileDescriptor
+    let archivePath: String
+    let twinPath: String
+    private var committed = false
+
+    static let suffix = ".retire"
+
+    /// Locks `packsPath/archiveName` and links its twin. Returns `nil` when
+    /// the archive is already gone.
+    ///
+    /// The lock comes first, so the twin is never visible unlocked while its
+    /// writer lives; probes (reclaim, verify) hold a free lock only for an
+    /// instant, so the wait here is short.
+    init?(archiveName: String, packsPath: String, stagingPath: String) throws(Errno) {
+        archivePath = packsPath + "/" + archiveName
+        twinPath = stagingPath + "/" + archiveName + Self.suffix
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(archivePath, .readWrite)
+        } catch where error == .noSuchFile {
+            return nil
+        }
+        try FileLock.lock(fd, wait: .seconds(5), path: archivePath)
+        do {
+            try FileSystem.link(archivePath, to: twinPath)
+        } catch where error == .fileExists {
+            // The twin of a writer that died: this one takes it over.
+        }
+        descriptor = fd
     }
 
-    /// Removes staging files left by processes that died: each one whose lock
-    /// can be taken at once. Returns the names removed.
-    @discardableResult
-    static func reclaimLeftovers(in stagingPath: String, suffix: String = StagedFile.suffix) -> [String] {
-        var removed: [String] = []
-        for name in FileSystem.names(in: stagingPath) where name.hasSuffix(suffix) {
-            let path = stagingPath + "/" + name
-            guard let fd = try? FileDescriptor.open(path, .readWrite, relativeTo: .workingDirectory),
-                  (try? FileLock.tryLock(fd)) == true else { continue }
-            if (try? FileSystem.unlink(path)) != nil { removed.append(name) }
-        }
-        return removed
+    /// Marks the switch as committed: the archive goes at deinit.
+    mutating func commit() { committed = true }
+
+    deinit {
+        if committed { try? FileSystem.unlink(archivePath) }
+        try? FileSystem.unlink(twinPath)
     }
 }

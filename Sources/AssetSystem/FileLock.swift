@@ -40,6 +40,15 @@ public struct FileLock: ~Copyable, Sendable {
         self.path = path
     }
 
+    /// Takes a lock on the open file `descriptor`, waiting as `wait` says.
+    /// The lock lasts until every descriptor of that open file description
+    /// is closed.
+    ///
+    /// - Throws: as ``init(path:kind:wait:)``.
+    public static func lock(_ descriptor: borrowing FileDescriptor, kind: Kind = .exclusive, wait: Wait, path: String) throws(Errno) {
+        try acquire(descriptor.rawValue, kind: kind, wait: wait, path: path)
+    }
+
     private static func acquire(_ fd: Int32, kind: Kind, wait: Wait, path: String) throws(Errno) {
         let type: Int32 = kind == .shared ? CAS_LOCK_SHARED : CAS_LOCK_EXCLUSIVE
         switch wait {

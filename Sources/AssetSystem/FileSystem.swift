@@ -17,6 +17,13 @@ public enum FileSystem {
         }
     }
 
+    /// Gives the file `source` a second name, `destination` (a hard link).
+    /// Fails with `EEXIST` when `destination` exists. The corresponding C
+    /// function is `linkat`.
+    public static func link(_ source: String, to destination: String) throws(Errno) {
+        _ = try valueOrErrno("link", path: destination) { cas_linkat(source, destination) }
+    }
+
     /// Removes the file `path`. The corresponding C function is `unlinkat`.
     public static func unlink(_ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory) throws(Errno) {
         let dir = anchor.raw

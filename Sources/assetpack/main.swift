@@ -72,7 +72,7 @@ func main() -> Int32 {
         switch error {
         case .usage(let message):
             Output.error("Error: \(message)\nUsage: assetpack \(command.usage.split(separator: "\n").first ?? "")\nSee 'assetpack \(command.name) --help'.")
-            return ExitCode.usage
+            return command.usageExitCode
         case .failure(let message, let code):
             let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
             Output.error("assetpack \(command.name): error: \(oneLine)")

@@ -57,7 +57,8 @@ import AssetSystem
         } catch AssetPackError.assetPackNotFound(let id) {
             #expect(id == "p")
         }
-        #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)
+        let report = try store.verify(options: .init(deep: true))
+        #expect(report.findings.isEmpty, "\(report.findings)")
         _ = record
     }
 

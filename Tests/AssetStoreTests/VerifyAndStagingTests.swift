@@ -27,7 +27,7 @@ import AssetSystem
         try fd.write(byte, at: 8192)
         #expect(try store.verify().findings.isEmpty)   // shallow: structure only
         let codes = Set(try store.verify(options: .init(deep: true)).findings.map(\.code))
-        #expect(codes == ["pack.archive-sha256", "member.crc-mismatch"])
+        #expect(codes == [.archiveSHA256, .memberCRC])
     }
 
     @Test func deletedArchiveAndOrphanAreFound() throws {
@@ -36,8 +36,8 @@ import AssetSystem
         let record = try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]])).record
         try FileSystem.unlink(f.container.packsPath + "/" + record.archiveName)
         FileManager.default.createFile(atPath: f.container.packsPath + "/stray.zip", contents: Data([1]))
-        let codes = try store.verify().findings.map(\.code).sorted()
-        #expect(codes == ["archive.orphan", "pack.archive-missing"])
+        let codes = Set(try store.verify().findings.map(\.code))
+        #expect(codes == [.archiveOrphan, .archiveMissing])
     }
 
     @Test func leftoverStagingFileIsReclaimableAndReclaimed() throws {
@@ -47,7 +47,7 @@ import AssetSystem
         let leftover = f.container.stagingPath + "/pack.0123456789abcdef.install"
         FileManager.default.createFile(atPath: leftover, contents: Data(noise(1000, seed: 1)))
         let report = try store.verify()
-        #expect(report.findings.map(\.code) == ["staging.leftover"])
+        #expect(report.findings.map(\.code) == [.stagingLeftover])
         #expect(!report.hasErrors)
         try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]]))
         #expect(!FileManager.default.fileExists(atPath: leftover))

@@ -11,6 +11,8 @@ protocol Command {
     /// Value options and flags the command accepts (without dashes).
     static var valueOptions: Set<String> { get }
     static var flagOptions: Set<String> { get }
+    /// The exit code of a usage error (64; verify uses fsck's 16).
+    static var usageExitCode: Int32 { get }
     /// Runs the command; returns its exit code.
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32
 }
@@ -18,6 +20,7 @@ protocol Command {
 extension Command {
     static var valueOptions: Set<String> { [] }
     static var flagOptions: Set<String> { [] }
+    static var usageExitCode: Int32 { ExitCode.usage }
 
     /// The `--help` text: OVERVIEW / USAGE / OPTIONS.
     static var helpText: String {

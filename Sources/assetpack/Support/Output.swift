@@ -40,6 +40,12 @@ enum Output {
         s.withUTF8 { b in _ = Glibc.write(2, b.baseAddress, b.count) }
     }
 
+    /// Writes to standard error without a newline (progress bars).
+    static func errorPartial(_ text: String) {
+        var s = text
+        s.withUTF8 { b in _ = Glibc.write(2, b.baseAddress, b.count) }
+    }
+
     /// Whether standard error is a terminal (for progress bars).
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 

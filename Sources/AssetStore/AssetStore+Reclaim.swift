@@ -1,0 +1,62 @@
+import AssetIndex
+import AssetSystem
+
+/// A file in `staging/` left by a writer that died (its lock is free).
+struct Leftover: Sendable {
+    enum Kind: Sendable { case install, retire, other }
+    /// The name in `staging/`.
+    let name: String
+    let kind: Kind
+    /// For an `.install` or `.retire` twin: the `packs/` name it shares an
+    /// inode with, when that file exists and no pack record names it — the
+    /// garbage the dead writer left in `packs/`.
+    let unreferencedArchive: String?
+}
+
+extension AssetStore {
+    /// The staging files whose writers died, and the `packs/` files they
+    /// prove to be garbage. Changes nothing (probing a lock takes it for an
+    /// instant). Files still locked belong to live writers and are skipped.
+    func findLeftovers() throws(AssetPackError) -> [Leftover] {
+        let referenced = Set(try allPackRecords().map(\.archiveName))
+        var found: [Leftover] = []
+        for name in FileSystem.names(in: container.stagingPath).sorted() {
+            let path = container.stagingPath + "/" + name
+            guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true else { continue }
+            let kind: Leftover.Kind
+            let base: String?
+            if name.hasSuffix(StagedFile.suffix) {
+                kind = .install
+                base = String(name.dropLast(StagedFile.suffix.count))
+            } else if name.hasSuffix(RetiringArchive.suffix) {
+                kind = .retire
+                base = String(name.dropLast(RetiringArchive.suffix.count))
+            } else {
+                kind = .other
+                base = nil
+            }
+            var garbage: String?
+            if let base, !referenced.contains(base), IndexSchema.parseArchiveName(base) != nil,
+               let twin = try? fd.status(),
+               let archive = try? FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false),
+               archive.inode == twin.inode, archive.device == twin.device {
+                garbage = base
+            }
+            found.append(Leftover(name: name, kind: kind, unreferencedArchive: garbage))
+        }
+        return found
+    }
+
+    /// Removes what writers that died left behind: their `.install` and
+    /// `.retire` twins and the `packs/` files those prove unreferenced.
+    /// Called by every writer under the container lock (shared), before its
+    /// own work. Other files in `staging/` are left for verify to report.
+    func reclaimLeftovers() throws(AssetPackError) {
+        for leftover in try findLeftovers() where leftover.kind != .other {
+            if let archive = leftover.unreferencedArchive {
+                try? FileSystem.unlink(container.packsPath + "/" + archive)
+            }
+            try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import AssetIndex
+import AssetSystem
+
+extension AssetStore {
+    /// The path index agrees with the member records; every member record
+    /// belongs to an installed pack.
+    func checkIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(AssetPackError) {
+        var ids = Set(records.map(\.id))
+        try indexCall { () throws(LMDBError) in
+            try txn.forEach(packs) { key, _ in ids.insert(String(decoding: key, as: UTF8.self)); return true }
+        }
+        var expected: [[UInt8]: [String]] = [:]
+        try indexCall { () throws(LMDBError) in
+            try txn.forEach(members) { key, _ in
+                guard let zero = key.firstIndex(of: 0) else { return true }
+                let pack = String(decoding: key[..<zero], as: UTF8.self)
+                let path = Array(key[(zero + 1)...])
+                if !ids.contains(pack) {
+                    report.add(.memberOrphan, pack: pack, object: String(decoding: path, as: UTF8.self),
+                               "member record of '\(pack)', which is not installed")
+                } else {
+                    expected[path, default: []].append(pack)
+                }
+                return true
+            }
+        }
+        try indexCall { () throws(LMDBError) in
+            try txn.forEach(paths) { key, value in
+                let path = Array(key)
+                let name = String(decoding: path, as: UTF8.self)
+                let listed = PathIndex.packs(in: value)
+                guard let want = expected.removeValue(forKey: path)?.sorted() else {
+                    report.add(.pathsExtra, pack: listed.first, object: name, "the path index lists '\(name)' in \(listed), but no member has it")
+                    return true
+                }
+                if listed != want {
+                    report.add(.pathsMismatch, pack: want.first, object: name, "the path index lists '\(name)' in \(listed), members are in \(want)")
+                }
+                return true
+            }
+        }
+        for (path, packs) in expected.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let name = String(decoding: path, as: UTF8.self)
+            report.add(.pathsMissing, pack: packs.first, object: name, "the path index has no entry for '\(name)' of \(packs)")
+        }
+    }
+
+    /// Files in `packs/`, `staging/`, `cache/` and `locks/`; the journal;
+    /// reader slots.
+    func checkFiles(report: inout VerificationReport) throws(AssetPackError) {
+        // Listed before the records are read, so a version committed while
+        // we look is found in the records (see docs/coordination.md).
+        let archiveNames = FileSystem.names(in: container.packsPath).sorted()
+        let leftovers = try findLeftovers()
+        let named = Set(try allPackRecords().map(\.archiveName))
+        let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
+        for name in archiveNames where !named.contains(name) {
+            if leftoverByArchive[name] != nil {
+                report.add(.archiveUncommitted, pack: IndexSchema.parseArchiveName(name)?.pack, object: name,
+                           "packs/\(name) was left by a writer that died before or after its switch; the next writer removes it")
+                continue
+            }
+            // A live writer's twin, or gone meanwhile: not a finding.
+            if FileSystem.names(in: container.stagingPath).contains(where: { $0 == name + StagedFile.suffix || $0 == name + RetiringArchive.suffix }) { continue }
+            guard (try? FileDescriptor.status(of: container.packsPath + "/" + name)) ?? nil != nil else { continue }
+            if try allPackRecords().contains(where: { $0.archiveName == name }) { continue }
+            report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
+        }
+
+        let journal = try journalEntries()
+        let journalStaging = Set(journal.compactMap(\.stagingName))
+        for leftover in leftovers {
+            switch leftover.kind {
+            case .install, .retire:
+                report.add(.stagingLeftover, pack: nil, object: leftover.name, "staging/\(leftover.name) is left by a writer that died")
+            case .other where leftover.name.hasSuffix(JournalEntry.stagingSuffix):
+                if !journalStaging.contains(leftover.name) {
+                    report.add(.journalOrphanDownload, pack: nil, object: leftover.name, "staging/\(leftover.name) is a download no journal entry owns")
+                }
+            case .other:
+                report.add(.stagingUnknown, pack: nil, object: leftover.name, "staging/\(leftover.name) is not AssetPacks' own")
+            }
+        }
+        let stagingNames = Set(FileSystem.names(in: container.stagingPath))
+        for entry in journal {
+            if let staging = entry.stagingName, !stagingNames.contains(staging) {
+                report.add(.journalMissingStaging, pack: entry.pack, object: staging, "the download of '\(entry.pack)' lost its partial file; it restarts from zero")
+            }
+        }
+        for name in FileSystem.names(in: container.cachePath).sorted() {
+            report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
+        }
+
+        let installed = Set(try allPackRecords().map(\.id))
+        for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") && name != "container.lock" {
+            let id = String(name.dropLast(5))
+            guard !installed.contains(id), (try? FileLock.isHeld(path: container.locksPath + "/" + name)) == false else { continue }
+            report.add(.lockOrphan, pack: id, object: name, "locks/\(name) belongs to no installed pack")
+        }
+
+        for reader in environment.readers() where !reader.isProcessAlive {
+            report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
+                       (reader.transactionID.map { " holds snapshot \($0)" } ?? ""))
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import AssetIndex
+
+/// One entry of the download journal (the `journal` database, keyed by
+/// pack ID): a download in progress or owed, persisted so that it survives
+/// a crash or restart.
+public struct JournalEntry: Sendable, Hashable {
+    public enum State: UInt8, Sendable {
+        /// Bytes are arriving in `staging/<stagingName>`.
+        case downloading = 1
+        /// The installed archive was found damaged and quarantined: the pack
+        /// must be downloaded again from `url`.
+        case redownload = 2
+    }
+
+    public var pack: String
+    public var state: State
+    /// Where the archive comes from.
+    public var url: String
+    /// The catalog's version of the pack, if known.
+    public var catalogVersion: String?
+    /// The partial file in `staging/`, for a download in progress.
+    public var stagingName: String?
+    /// The archive's expected size and SHA-256, when the catalog gave them.
+    public var expectedSize: UInt64
+    public var sha256: [UInt8]
+
+    /// The suffix of partial downloads in `staging/`.
+    public static let stagingSuffix = ".download"
+
+    public init(pack: String, state: State, url: String, catalogVersion: String?, stagingName: String?,
+                expectedSize: UInt64, sha256: [UInt8]) {
+        self.pack = pack
+        self.state = state
+        self.url = url
+        self.catalogVersion = catalogVersion
+        self.stagingName = stagingName
+        self.expectedSize = expectedSize
+        self.sha256 = sha256
+    }
+
+    var encoded: [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        w.u8(1)
+        w.u8(state.rawValue)
+        w.string(url)
+        w.u8(catalogVersion == nil ? 0 : 1)
+        w.string(catalogVersion ?? "")
+        w.string(stagingName ?? "")
+        w.u64(expectedSize)
+        w.lengthPrefixed(sha256)
+        return w.bytes
+    }
+
+    /// Decodes pack `pack`'s entry; `nil` when the bytes are not one.
+    init?(pack: String, decoding bytes: UnsafeRawBufferPointer) {
+        var r = ByteReader(bytes)
+        guard r.u8() == 1, let rawState = r.u8(), let state = State(rawValue: rawState), let url = r.string(),
+              let hasVersion = r.u8(), let version = r.string(), let staging = r.string(),
+              let size = r.u64(), let sha = r.lengthPrefixed(), r.isAtEnd else { return nil }
+        self.init(pack: pack, state: state, url: url, catalogVersion: hasVersion == 1 ? version : nil,
+                  stagingName: staging.isEmpty ? nil : staging, expectedSize: size, sha256: Array(sha))
+    }
+}
+
+extension AssetStore {
+    /// Every journal entry; undecodable ones are skipped.
+    public func journalEntries() throws(AssetPackError) -> [JournalEntry] {
+        try snapshot { (txn) throws(AssetPackError) in
+            var entries: [JournalEntry] = []
+            try indexCall { () throws(LMDBError) in
+                try txn.forEach(journal) { key, value in
+                    if let e = JournalEntry(pack: String(decoding: key, as: UTF8.self), decoding: value) { entries.append(e) }
+                    return true
+                }
+            }
+            return entries
+        }
+    }
+}
