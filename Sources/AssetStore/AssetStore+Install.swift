@@ -143,7 +143,7 @@ extension AssetStore {
 
     /// A random archive key that no installed pack uses.
     private func newArchiveKey(for id: String) throws(AssetPackError) -> UInt64 {
-        let used = Set(try allPackRecords().map(\.archiveKey))
+        let used = Set(try readPackRecords().records.map(\.archiveKey))
         while true {
             let key = UInt64.random(in: 1...UInt64.max)
             if !used.contains(key) { return key }

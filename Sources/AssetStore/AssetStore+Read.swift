@@ -28,23 +28,28 @@ extension AssetStore {
     }
 
     /// Every installed pack, sorted by ID.
+    ///
+    /// - Throws: `.corruptRecord` when a pack record is damaged (verify
+    ///   reports it, repair rebuilds it).
     public func allPackRecords() throws(AssetPackError) -> [PackRecord] {
+        let (records, damaged) = try readPackRecords()
+        if let first = damaged.first { throw .corruptRecord(pack: first, member: nil, reason: "pack record cannot be decoded") }
+        return records
+    }
+
+    /// The pack records that decode, and the IDs of those that do not.
+    func readPackRecords() throws(AssetPackError) -> (records: [PackRecord], damaged: [String]) {
         try snapshot { (txn) throws(AssetPackError) in
             var records: [PackRecord] = []
-            var failure: AssetPackError?
+            var damaged: [String] = []
             try indexCall { () throws(LMDBError) in
                 try txn.forEach(packs) { key, value in
-                    do throws(AssetPackError) {
-                        records.append(try PackRecord(id: String(decoding: key, as: UTF8.self), decoding: value))
-                        return true
-                    } catch {
-                        failure = error
-                        return false
-                    }
+                    let id = String(decoding: key, as: UTF8.self)
+                    if let record = try? PackRecord(id: id, decoding: value) { records.append(record) } else { damaged.append(id) }
+                    return true
                 }
             }
-            if let failure { throw failure }
-            return records
+            return (records, damaged)
         }
     }
 

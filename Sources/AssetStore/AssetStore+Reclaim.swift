@@ -18,7 +18,7 @@ extension AssetStore {
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped.
     func findLeftovers() throws(AssetPackError) -> [Leftover] {
-        let referenced = Set(try allPackRecords().map(\.archiveName))
+        let referenced = Set(try readPackRecords().records.map(\.archiveName))
         var found: [Leftover] = []
         for name in FileSystem.names(in: container.stagingPath).sorted() {
             let path = container.stagingPath + "/" + name

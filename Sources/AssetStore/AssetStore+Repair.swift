@@ -140,6 +140,7 @@ extension AssetStore {
     private func deindex(_ id: String, redownloadFrom record: PackRecord?) throws(AssetPackError) {
         try update { (txn) throws(AssetPackError) in
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+            try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: id) }
             if let record {
                 let entry = JournalEntry(pack: id, state: .redownload, url: record.source, catalogVersion: record.catalogVersion,
                                          stagingName: nil, expectedSize: record.archiveSize, sha256: record.sha256)
@@ -147,6 +148,7 @@ extension AssetStore {
             }
         }
         archives.evict(pack: id)
+        removeLockFile(of: id)
     }
 
     /// Whether the archive of `record` has the recorded size and SHA-256.

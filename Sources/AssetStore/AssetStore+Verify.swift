@@ -87,7 +87,10 @@ extension AssetStore {
                 try checkIndexConsistency(records: records, txn: txn, report: &report)
             }
         }
-        if options.packs.isEmpty { try checkFiles(report: &report) }
+        if options.packs.isEmpty {
+            let damagedRecords = Set(report.findings.filter { $0.code == .packRecordDamaged }.compactMap(\.pack))
+            try checkFiles(report: &report, damagedRecords: damagedRecords)
+        }
         return verdicts
     }
 

@@ -47,14 +47,17 @@ extension AssetStore {
 
     /// Files in `packs/`, `staging/`, `cache/` and `locks/`; the journal;
     /// reader slots.
-    func checkFiles(report: inout VerificationReport) throws(AssetPackError) {
+    /// An archive of a pack whose record is damaged is that finding's
+    /// object (repair rebuilds the record from it), not an orphan.
+    func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(AssetPackError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
         let archiveNames = FileSystem.names(in: container.packsPath).sorted()
         let leftovers = try findLeftovers()
-        let named = Set(try allPackRecords().map(\.archiveName))
+        let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
         for name in archiveNames where !named.contains(name) {
+            if let pack = IndexSchema.parseArchiveName(name)?.pack, damagedRecords.contains(pack) { continue }
             if leftoverByArchive[name] != nil {
                 report.add(.archiveUncommitted, pack: IndexSchema.parseArchiveName(name)?.pack, object: name,
                            "packs/\(name) was left by a writer that died before or after its switch; the next writer removes it")
@@ -63,7 +66,7 @@ extension AssetStore {
             // A live writer's twin, or gone meanwhile: not a finding.
             if FileSystem.names(in: container.stagingPath).contains(where: { $0 == name + StagedFile.suffix || $0 == name + RetiringArchive.suffix }) { continue }
             guard (try? FileDescriptor.status(of: container.packsPath + "/" + name)) ?? nil != nil else { continue }
-            if try allPackRecords().contains(where: { $0.archiveName == name }) { continue }
+            if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
         }
 
@@ -91,7 +94,7 @@ extension AssetStore {
             report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
         }
 
-        let installed = Set(try allPackRecords().map(\.id))
+        let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
         for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") && name != "container.lock" {
             let id = String(name.dropLast(5))
             guard !installed.contains(id), (try? FileLock.isHeld(path: container.locksPath + "/" + name)) == false else { continue }
