@@ -58,6 +58,7 @@ extension AssetStore {
 
         let packLock = try lockPack(packID)
         let current = try packRecord(packID)
+        reclaimArchives(of: packID, keeping: current?.archiveKey)
         if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
            current.catalogVersion == catalogVersion || catalogVersion == nil {
             _ = consume packLock

@@ -12,12 +12,19 @@ extension AssetStore {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
         let packLock = try lockPack(id)
-        let record: PackRecord = try update { (txn) throws(AssetPackError) in
-            guard let record = try Self.packRecord(id, txn: txn, packs: packs) else { throw .assetPackNotFound(id) }
-            try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
-            return record
+        let record: PackRecord
+        do {
+            record = try update { (txn) throws(AssetPackError) in
+                guard let record = try Self.packRecord(id, txn: txn, packs: packs) else { throw .assetPackNotFound(id) }
+                try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+                return record
+            }
+        } catch {
+            if case .assetPackNotFound = error { reclaimArchives(of: id, keeping: nil) }
+            throw error
         }
         try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
+        reclaimArchives(of: id, keeping: nil)
         archives.evict(pack: id)
         removeLockFile(of: id)
         _ = consume packLock

@@ -9,6 +9,9 @@ import AssetSystem
 /// would reset the reader table under the first), so stores find the open
 /// one here, by the index directory's device and inode. It closes when the
 /// last store using it goes away.
+///
+/// The open that creates it also reclaims what crashed writers left in the
+/// container, when no writer is at work (``AssetStore/recoverAfterOpen(container:index:)``).
 final class SharedIndex: Sendable {
     let environment: Environment
     let packs: Database
@@ -32,14 +35,15 @@ final class SharedIndex: Sendable {
         archives = ArchiveCache(packsPath: packsPath)
     }
 
-    /// The shared index of `container`, opening it if this process has not.
+    /// The shared index of `container`, opening it if this process has not
+    /// (and then reclaiming crashed writers' leftovers).
     static func open(container: GroupContainer, mapSize: Int) throws(AssetPackError) -> SharedIndex {
         let status: FileStatus?
         do { status = try FileDescriptor.status(of: container.indexPath) } catch { throw .system(error) }
         guard let status else { throw .system(Errno(2, operation: "open index", path: container.indexPath)) }
         let key = Key(device: status.device, inode: status.inode)
-        return try open.withLock { (table) throws(AssetPackError) -> SharedIndex in
-            if let existing = table[key]?.index { return existing }
+        let (index, opened) = try open.withLock { (table) throws(AssetPackError) -> (SharedIndex, Bool) in
+            if let existing = table[key]?.index { return (existing, false) }
             var options = Environment.Options()
             options.mapSize = mapSize
             options.maxDatabases = 8
@@ -57,7 +61,9 @@ final class SharedIndex: Sendable {
             }
             let index = SharedIndex(environment: environment, packsPath: container.packsPath)
             table[key] = Entry(index: index)
-            return index
+            return (index, true)
         }
+        if opened { AssetStore.recoverAfterOpen(container: container, index: index) }
+        return index
     }
 }
