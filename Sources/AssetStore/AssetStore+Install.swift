@@ -51,12 +51,15 @@ extension AssetStore {
         guard sourceStatus.isRegularFile else { throw .notAFile(path) }
 
         let containerLock = try lockContainer(.shared)
+        CrashPoint.hit("install.locked-container")
         StagedFile.reclaimLeftovers(in: container.stagingPath)
         var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
         let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
         let packID = try resolveID(of: pack, requested: id)
+        CrashPoint.hit("install.validated")
 
         let packLock = try lockPack(packID)
+        CrashPoint.hit("install.locked-pack")
         let current = try packRecord(packID)
         reclaimArchives(of: packID, keeping: current?.archiveKey)
         if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
@@ -78,7 +81,9 @@ extension AssetStore {
             source: source ?? path)
         do {
             try staged.publish(as: record.archiveName, in: container.packsPath)
+            CrashPoint.hit("install.published")
             try FileSystem.syncDirectory(container.packsPath)
+            CrashPoint.hit("install.published-synced")
         } catch {
             throw .system(error)
         }
@@ -86,15 +91,19 @@ extension AssetStore {
             try update { (txn) throws(AssetPackError) in
                 try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
                                     packs: packs, members: members, paths: paths)
+                CrashPoint.hit("install.index.written")
             }
         } catch {
             // Not committed: the new archive must not stay behind in packs/.
             try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
             throw error
         }
+        CrashPoint.hit("install.committed")
         if let current, current.archiveKey != key {
             try? FileSystem.unlink(container.packsPath + "/" + current.archiveName)
+            CrashPoint.hit("install.unlinked-old")
         }
+        CrashPoint.hit("install.done")
         _ = consume packLock
         _ = consume containerLock
         return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
@@ -104,8 +113,11 @@ extension AssetStore {
     private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(AssetPackError) -> StagedFile {
         do {
             let staged = try StagedFile(in: container.stagingPath, label: label)
+            CrashPoint.hit("install.staging-named")
             try staged.descriptor.copy(count: size, from: source, at: 0, to: 0)
+            CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
+            CrashPoint.hit("install.staged")
             return staged
         } catch {
             throw .system(error)
@@ -165,13 +177,16 @@ extension AssetStore {
             key.append(contentsOf: path)
             value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
             try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+            CrashPoint.hit("install.index.member")
             if !old.contains(path) {
                 try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
+                CrashPoint.hit("install.index.path-added")
             }
         }
         for path in old where !new.contains(path) {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
             try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+            CrashPoint.hit("install.index.member-dropped")
         }
         try indexCall { () throws(LMDBError) in try txn.put(packs, key: Array(id.utf8), value: record.encoded) }
     }

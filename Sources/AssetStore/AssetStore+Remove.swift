@@ -11,22 +11,28 @@ extension AssetStore {
     public func remove(pack id: String) throws(AssetPackError) {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
+        CrashPoint.hit("remove.locked-container")
         let packLock = try lockPack(id)
+        CrashPoint.hit("remove.locked-pack")
         let record: PackRecord
         do {
             record = try update { (txn) throws(AssetPackError) in
                 guard let record = try Self.packRecord(id, txn: txn, packs: packs) else { throw .assetPackNotFound(id) }
                 try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+                CrashPoint.hit("remove.index.written")
                 return record
             }
         } catch {
             if case .assetPackNotFound = error { reclaimArchives(of: id, keeping: nil) }
             throw error
         }
+        CrashPoint.hit("remove.committed")
         try? FileSystem.unlink(container.packsPath + "/" + record.archiveName)
+        CrashPoint.hit("remove.unlinked-archive")
         reclaimArchives(of: id, keeping: nil)
         archives.evict(pack: id)
         removeLockFile(of: id)
+        CrashPoint.hit("remove.done")
         _ = consume packLock
         _ = consume containerLock
     }
@@ -46,6 +52,7 @@ extension AssetStore {
         for path in memberPaths {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
             try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+            CrashPoint.hit("remove.index.member")
         }
         try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: Array(id.utf8)) }
     }
