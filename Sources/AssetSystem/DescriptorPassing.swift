@@ -118,7 +118,13 @@ public struct UnixSocket: ~Copyable, Sendable {
     /// descriptor: a thread blocked receiving on it sees end of stream.
     /// The corresponding C function is `shutdown`.
     public func shutdown() throws(Errno) {
-        let sock = descriptor.rawValue
+        try Self.shutdown(descriptorNumber: descriptor.rawValue)
+    }
+
+    /// As ``shutdown()``, for a socket that another value owns (for example
+    /// one that a thread is blocked on). The caller must know that the
+    /// descriptor is still open.
+    public static func shutdown(descriptorNumber sock: Int32) throws(Errno) {
         _ = try valueOrErrno("shutdown") { cas_shutdown(sock) }
     }
 }
