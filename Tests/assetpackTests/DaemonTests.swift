@@ -15,8 +15,9 @@ import AssetPacks
         init(_ container: String, _ extra: [String] = []) throws {
             self.container = GroupContainer(path: container)
             child = try Child(CLI.binary, ["daemon", "--container", container] + extra)
-            let path = self.container.daemonSocketPath
-            let up = eventually(timeout: 30) { !child.process.isRunning || (try? UnixSocket.connect(to: path)) != nil }
+            // It says so once it listens (no probe connection, which would
+            // count against --max-connections).
+            let up = eventually(timeout: 30) { !child.process.isRunning || child.stderr.contains("serving") }
             guard up, child.process.isRunning else { throw TestFailure("the daemon did not start: \(child.stderr)") }
         }
 
@@ -264,6 +265,42 @@ import AssetPacks
         let results = answered.withLock { $0 }
         #expect(results.count == 100 && results.values.allSatisfy { $0 })
         daemon.stop()
+    }
+
+    /// Past `--max-connections` a client is told the daemon is busy; an idle
+    /// connection is closed after `--idle-timeout`, and the client reconnects
+    /// by itself on its next request.
+    @Test(.timeLimit(.minutes(1))) func connectionLimitAndIdleTimeout() throws {
+        let s = Scratch("daemon-limits")
+        let manager = try setUp(s)
+        let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3"])
+        let path = manager.container.daemonSocketPath
+        let first = try AssetPackClient.connect(container: manager.container)
+        let second = try RawClient(path)
+        let third = try RawClient(path)
+        #expect(try third.replyStatus() == 68)
+        #expect(try third.isClosed())
+        // The daemon closes idle connections without a word.
+        #expect(try second.isClosed())
+        #expect(try first.descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17)
+        do { _ = try AssetPackClient.connect(container: manager.container).descriptor(for: "x", searchingInAssetPackWithID: "stress") } catch {
+            guard case .fileNotFound = error else { Issue.record("\(error)"); return }
+        }
+        daemon.stop()
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        let s = Scratch("daemon-usage")
+        for args in [["--max-connections", "0"], ["--request-timeout", "0"], ["--socket-group", "no-such-group-here"],
+                     ["--allow-uid", "no-such-user-here"], ["extra"]] {
+            let r = try CLI.assetpack(["daemon"] + args, container: s.container)
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("See 'assetpack daemon --help'."))
+        }
+        #expect(!FileManager.default.fileExists(atPath: s.container + "/daemon.sock"))
+        let help = try CLI.assetpack(["help", "daemon"])
+        #expect(help.status == 0 && help.out.contains("--allow-uid") && help.out.contains("SIGTERM"))
+        #expect(try CLI.assetpack(["cat", "--help"]).out.contains("--daemon"))
     }
 
     @Test(.timeLimit(.minutes(1))) func aStaleSocketDoesNotStopANewDaemonButALiveOneDoes() throws {
