@@ -126,7 +126,7 @@ public final class AssetPackClient: Sendable {
         } catch {
             // A daemon that closed the connection may have said why first
             // (a refusal); read on, and an empty stream means it did not.
-            guard error.rawValue == 32 /* EPIPE */ || error.rawValue == 104 /* ECONNRESET */ else {
+            guard error == .brokenPipe || error == .connectionReset else {
                 return .broken(error.with(operation: "send request"))
             }
         }
@@ -151,12 +151,12 @@ public final class AssetPackClient: Sendable {
                         descriptor = consume fd
                     }
                     if count == 0 {
-                        return filled == 0 ? .closedBeforeReply(Errno(104, operation: "read reply: the daemon closed the connection"))
+                        return filled == 0 ? .closedBeforeReply(Errno(Errno.connectionReset.rawValue, operation: "read reply: the daemon closed the connection"))
                                            : .broken(Self.violation("the reply ended after \(filled) bytes"))
                     }
                     filled += count
                 } catch {
-                    if filled == 0 && error.rawValue == 104 { return .closedBeforeReply(error.with(operation: "read reply")) }
+                    if filled == 0 && error == .connectionReset { return .closedBeforeReply(error.with(operation: "read reply")) }
                     return .broken(error.with(operation: error == .wouldBlock ? "read reply: no answer within \(timeout) s" : "read reply"))
                 }
             }
@@ -188,6 +188,6 @@ public final class AssetPackClient: Sendable {
     }
 
     private static func violation(_ what: String) -> Errno {
-        Errno(71 /* EPROTO */, operation: "read reply: the daemon sent \(what)")
+        Errno(Errno.protocolError.rawValue, operation: "read reply: the daemon sent \(what)")
     }
 }

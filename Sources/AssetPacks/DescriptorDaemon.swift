@@ -39,7 +39,7 @@ public final class DescriptorDaemon: Sendable {
         /// Connections served at once; more are answered ``DaemonStatus/busy``.
         public var maximumConnections = 256
         /// Called with one line for each refused peer and each failed
-        /// connection, for the operator's log.
+        /// connection, for the operator's log; from any thread.
         public var log: (@Sendable (String) -> Void)?
 
         public init() {}
@@ -96,8 +96,13 @@ public final class DescriptorDaemon: Sendable {
                 try FileSystem.unlink(path)
             }
             listener = try UnixListener(path: path, mode: configuration.socketGroup == nil ? 0o600 : 0o660, backlog: 512)
-            if let gid = configuration.socketGroup { try FileSystem.changeGroup(of: path, to: gid) }
-            wake = try UnixSocket.pair()
+            do throws(Errno) {
+                if let gid = configuration.socketGroup { try FileSystem.changeGroup(of: path, to: gid) }
+                wake = try UnixSocket.pair()
+            } catch {
+                try? FileSystem.unlink(path)
+                throw error
+            }
         } catch {
             throw .system(error)
         }
@@ -113,8 +118,9 @@ public final class DescriptorDaemon: Sendable {
         return " (pid \(peer.pid))"
     }
 
-    /// Accepts and serves connections until ``stop()``; then closes every
-    /// connection, waits briefly for their threads, and removes the socket.
+    /// Accepts and serves connections until ``stop()``; then removes the
+    /// socket, shuts every connection down and waits up to 2 s for their
+    /// threads. The daemon lock is held until this object goes away.
     public func run() {
         let fds = [listener.descriptor.rawValue, wake.second.descriptor.rawValue]
         while !isStopping {
@@ -145,7 +151,7 @@ public final class DescriptorDaemon: Sendable {
             admit(try listener.accept())
         } catch {
             // Out of descriptors: let a connection end before trying again.
-            if error.rawValue == 24 /* EMFILE */ || error.rawValue == 23 /* ENFILE */ { Monotonic.sleep(0.01) }
+            if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { Monotonic.sleep(0.01) }
         }
     }
 
@@ -197,8 +203,4 @@ public final class DescriptorDaemon: Sendable {
         }
         _ = running.wait(timeout: .now() + 2)
     }
-}
-
-extension Errno {
-    static let addressInUse = Errno(98)  // EADDRINUSE
 }

@@ -109,7 +109,12 @@ import AssetPacks
         }
     }
 
-    static let canSwitchUser = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+    /// Root, with setpriv, and `nobody` can run the built binary.
+    static let canSwitchUser: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
+        let r = try? CLI.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary, "--version"])
+        return r?.status == 0
+    }()
 
     /// `nobody` reaches the socket (group `nogroup`, mode 0660) but the
     /// daemon refuses it by `SO_PEERCRED`; allowed by uid, it is served —
