@@ -31,6 +31,18 @@ import AssetPacks
         for reader in readers {
             let r = jsonObject(reader.stdout)
             #expect((r["errors"] as? [String]) == [], "reader errors: \(r["errors"] ?? reader.stderr)")
+            // AssetStore.withMember looks again once when the archive its
+            // snapshot named is gone. Under this churn (an archive lives a
+            // few milliseconds; readers are preempted for longer) the second
+            // snapshot's archive can be gone too, and the read fails with
+            // .archiveMissing although nothing is damaged. The fix — look
+            // again while each snapshot names a different archive — is in
+            // AssetStore+Read.swift, outside this branch's files; see
+            // docs/coordination.md, "Limits".
+            let missing = r["archiveMissing"] as? Int ?? 0
+            withKnownIssue("withMember's single retry loses the race with a churning writer", isIntermittent: true) {
+                if missing > 0 { Issue.record("\(missing) of \(r["reads"] ?? 0) reads failed with archiveMissing") }
+            }
             #expect((r["reads"] as? Int ?? 0) > 100, "\(r)")
             #expect((r["heldChecks"] as? Int ?? 0) > 0, "\(r)")
             versionsSeen.formUnion((r["byVersion"] as? [String: Int] ?? [:]).keys)
