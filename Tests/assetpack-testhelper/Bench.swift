@@ -6,9 +6,9 @@ import AssetPacks
 /// Descriptor handouts per second: in-process, through the daemon, and a
 /// bare 1-byte Unix-socket round trip as the floor, all in one run.
 ///
-/// Each figure is the median of `--runs` runs of `--seconds` each, after a
-/// warm-up; with N threads, each thread has its own client and connection
-/// and the figure is their sum. Every handout is a descriptor that is
+/// Each figure is the median of `--runs` rounds of `--seconds` each, after a
+/// warm-up, with the scenarios interleaved round by round; with N threads,
+/// each thread has its own client and connection and the figure is their sum. Every handout is a descriptor that is
 /// received and closed; nothing is read through it.
 enum Bench {
     static func run(_ options: Options) throws {
@@ -39,38 +39,49 @@ enum Bench {
         defer { for p in [echo, fdEcho] { p.terminate(); p.waitUntilExit() } }
         for path in [container.daemonSocketPath, echoPath, fdEchoPath] { try waitForListener(path) }
 
-        var results: [(String, Double)] = []
-        func measure(_ name: String, threads: Int, _ make: @escaping @Sendable () throws -> (@Sendable () throws -> Void)) throws {
-            let rate = try median((0..<runs).map { _ in try rateOf(threads: threads, seconds: seconds, make) })
-            results.append((name, rate))
-            FileHandle.standardError.write(Data("\(name): \(Int(rate))/s\n".utf8))
-        }
+        typealias Make = @Sendable () throws -> (@Sendable () throws -> Void)
+        var scenarios: [(name: String, threads: Int, make: Make)] = []
         for threads in [1, 2] {
-            try measure("in-process descriptor, stored member, \(threads) thread(s)", threads: threads) {
+            scenarios.append(("in-process descriptor, stored member, \(threads) thread(s)", threads, {
                 { _ = try manager.descriptor(for: "media/clip.bin", searchingInAssetPackWithID: "bench") }
-            }
+            }))
         }
-        try measure("in-process descriptor, deflated member (sealed memfd), 1 thread", threads: 1) {
+        scenarios.append(("in-process descriptor, deflated member (sealed memfd), 1 thread", 1, {
             { _ = try manager.descriptor(for: "text/notes.txt", searchingInAssetPackWithID: "bench") }
-        }
+        }))
         for threads in [1, 2, 4] {
-            try measure("daemon descriptor, stored member, \(threads) client(s)", threads: threads) {
+            scenarios.append(("daemon descriptor, stored member, \(threads) client(s)", threads, {
                 let client = try AssetPackClient.connect(container: container)
                 return { _ = try client.descriptor(for: "media/clip.bin", searchingInAssetPackWithID: "bench") }
-            }
+            }))
         }
-        try measure("daemon descriptor, deflated member (sealed memfd), 1 client", threads: 1) {
+        scenarios.append(("daemon descriptor, deflated member (sealed memfd), 1 client", 1, {
             let client = try AssetPackClient.connect(container: container)
             return { _ = try client.descriptor(for: "text/notes.txt", searchingInAssetPackWithID: "bench") }
-        }
+        }))
         for threads in [1, 2, 4] {
-            try measure("bare 1-byte Unix socket round trip, \(threads) client(s)", threads: threads) { try roundTrip(echoPath) }
+            scenarios.append(("bare 1-byte Unix socket round trip, \(threads) client(s)", threads, { try roundTrip(echoPath) }))
         }
-        try measure("1-byte round trip carrying a descriptor (SCM_RIGHTS), 1 client", threads: 1) { try roundTrip(fdEchoPath) }
+        scenarios.append(("1-byte round trip carrying a descriptor (SCM_RIGHTS), 1 client", 1, { try roundTrip(fdEchoPath) }))
+
+        // Rounds interleave the scenarios, so that load from elsewhere on the
+        // machine spreads over all of them rather than landing on one.
+        var samples = [[Double]](repeating: [], count: scenarios.count)
+        for _ in 0..<runs {
+            for (i, scenario) in scenarios.enumerated() {
+                samples[i].append(try rateOf(threads: scenario.threads, seconds: seconds, scenario.make))
+            }
+        }
+        var results: [String: [String: Int]] = [:]
+        for (i, scenario) in scenarios.enumerated() {
+            let sorted = samples[i].sorted()
+            results[scenario.name] = ["median": Int(median(sorted)), "min": Int(sorted.first ?? 0), "max": Int(sorted.last ?? 0)]
+            FileHandle.standardError.write(Data("\(scenario.name): \(Int(median(sorted)))/s (min \(Int(sorted.first ?? 0)), max \(Int(sorted.last ?? 0)))\n".utf8))
+        }
 
         report([
-            "method": "median of \(runs) runs of \(seconds) s after a 0.3 s warm-up; per-thread clients; \(ProcessInfo.processInfo.activeProcessorCount) CPUs",
-            "perSecond": Dictionary(uniqueKeysWithValues: results.map { ($0.0, Int($0.1)) }),
+            "method": "\(runs) interleaved rounds of \(seconds) s per scenario, each after a 0.3 s warm-up; per-thread clients; \(ProcessInfo.processInfo.activeProcessorCount) CPUs",
+            "perSecond": results,
         ])
     }
 
