@@ -68,6 +68,7 @@ public enum DaemonProtocol {
 /// ``archiveDamaged``: archive, member path. ``system`` and ``index``:
 /// operation, and the path when known.
 public enum DaemonStatus: UInt16, Sendable {
+    /// The descriptor came with the reply.
     case success = 0
     case assetPackNotFound = 1
     case fileNotFound = 2
@@ -76,9 +77,13 @@ public enum DaemonStatus: UInt16, Sendable {
     case invalidPath = 5
     case corruptRecord = 6
     case archiveMissing = 7
+    /// A deflated member's data failed its check (``AssetPackError/archive(_:)``).
     case archiveDamaged = 8
+    /// A system call failed in the daemon; the number is the `errno`.
     case system = 9
+    /// The index failed in the daemon; the number is the LMDB code.
     case index = 10
+    /// Codes from 64 are refusals, ``AssetPackError/DaemonRefusal``.
     case peerNotAllowed = 64
     case malformedRequest = 65
     case requestTooLarge = 66
@@ -96,6 +101,8 @@ public struct DaemonRequest: Sendable, Equatable {
     /// Whether to ask for a standalone descriptor (offset 0, exactly the member).
     public var standalone: Bool
 
+    /// A request for the member at `path`, in `pack` or in whichever
+    /// installed pack holds it.
     public init(pack: String?, path: String, standalone: Bool = false) {
         self.pack = pack
         self.path = path
