@@ -132,10 +132,12 @@ import AssetPacks
             return -1
         }
 
-        /// v1.zip and v2.zip of the stress pack, written once per test run.
+        /// v1.zip and v2.zip of the stress pack, written once per test run
+        /// and removed when the test process exits.
         static let packs: String = {
             let dir = FileManager.default.temporaryDirectory.path + "/assetpack-crash-packs-\(getpid())"
             if !FileManager.default.fileExists(atPath: dir + "/v2.zip") { try! Helper.makePacks(dir, versions: 2) }
+            atexit { try? FileManager.default.removeItem(atPath: Setup.packs) }
             return dir
         }()
 
