@@ -41,7 +41,14 @@ let package = Package(
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
-        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack"]),
+        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper"]),
+        // The other processes of the cross-process tests (stress readers and
+        // writers, a reader that dies holding a snapshot, an echo server) and
+        // the descriptor benchmark; kept out of `assetpack`, built beside it.
+        .executableTarget(
+            name: "assetpack-testhelper",
+            dependencies: ["AssetPacks", "AssetArchive", "AssetIndex"],
+            path: "Tests/assetpack-testhelper"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -35,6 +35,30 @@ public enum AssetPackError: Error, Sendable, CustomStringConvertible {
     case corruptRecord(pack: String, member: String?, reason: String)
     /// The archive recorded for a pack is missing or changed on disk.
     case archiveMissing(pack: String, path: String)
+    /// The descriptor daemon at `socket` could not be reached, or the
+    /// connection ended or timed out before it answered (`ECONNREFUSED` or
+    /// `ENOENT` when no daemon runs, `EAGAIN` on a timeout, `EPROTO` for a
+    /// reply that breaks the protocol).
+    case daemonUnavailable(socket: String, Errno)
+    /// The descriptor daemon at `socket` refused the request; `message` is
+    /// its explanation.
+    case daemonRefused(socket: String, reason: DaemonRefusal, message: String)
+
+    /// Why the descriptor daemon refused a request (its wire status code).
+    public enum DaemonRefusal: UInt16, Sendable {
+        /// The client's user and group are not allowed (checked with `SO_PEERCRED`).
+        case peerNotAllowed = 64
+        /// The request was not well formed, or did not arrive whole in time.
+        case malformedRequest = 65
+        /// The request was longer than the daemon accepts.
+        case requestTooLarge = 66
+        /// The client speaks a protocol version the daemon does not.
+        case unsupportedVersion = 67
+        /// The daemon has as many connections as it serves at once.
+        case busy = 68
+        /// The request failed in a way that has no case of its own here.
+        case failed = 69
+    }
 
     public var description: String {
         switch self {
@@ -72,6 +96,10 @@ public enum AssetPackError: Error, Sendable, CustomStringConvertible {
             return "index record of asset pack '\(pack)' is damaged: \(reason)"
         case .archiveMissing(let pack, let path):
             return "archive of asset pack '\(pack)' is missing: \(path)"
+        case .daemonUnavailable(let socket, let e):
+            return "descriptor daemon at \(socket) is unavailable: \(e.operation.isEmpty ? e.message : "\(e.operation): \(e.message)")"
+        case .daemonRefused(let socket, _, let message):
+            return "descriptor daemon at \(socket) refused the request: \(message)"
         }
     }
 }

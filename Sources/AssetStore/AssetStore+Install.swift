@@ -51,6 +51,7 @@ extension AssetStore {
         guard sourceStatus.isRegularFile else { throw .notAFile(path) }
 
         let containerLock = try lockContainer(.shared)
+        CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
         var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
         let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
@@ -58,9 +59,12 @@ extension AssetStore {
         for entry in pack.archive.entries {
             if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
         }
+        CrashPoint.hit("install.validated")
 
         let packLock = try lockPack(packID)
+        CrashPoint.hit("install.locked-pack")
         let current = try packRecord(packID)
+        reclaimArchives(of: packID, keeping: current?.archiveKey)
         if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
            current.catalogVersion == catalogVersion || catalogVersion == nil {
             _ = consume staged
@@ -80,21 +84,28 @@ extension AssetStore {
             installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
             source: source ?? path)
         var retiring = try retire(current)
+        CrashPoint.hit("install.retire-linked")
         do {
             try staged.publish(as: record.archiveName, in: container.packsPath)
+            CrashPoint.hit("install.published")
             try FileSystem.syncDirectory(container.packsPath)
+            CrashPoint.hit("install.published-synced")
         } catch {
             throw .system(error)
         }
         try update { (txn) throws(AssetPackError) in
             try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
                                 packs: packs, members: members, paths: paths)
+            CrashPoint.hit("install.index.written")
         }
+        CrashPoint.hit("install.committed")
         // Committed: the new archive stays, the old one goes, then the twins.
         staged.commit()
         retiring?.commit()
         _ = consume retiring
+        CrashPoint.hit("install.unlinked-old")
         _ = consume staged
+        CrashPoint.hit("install.done")
         _ = consume packLock
         _ = consume containerLock
         return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
@@ -115,8 +126,11 @@ extension AssetStore {
     private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(AssetPackError) -> StagedFile {
         do {
             let staged = try StagedFile(in: container.stagingPath, label: label)
+            CrashPoint.hit("install.staging-named")
             try staged.descriptor.copy(count: size, from: source, at: 0, to: 0)
+            CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
+            CrashPoint.hit("install.staged")
             return staged
         } catch {
             throw .system(error)
@@ -176,13 +190,16 @@ extension AssetStore {
             key.append(contentsOf: path)
             value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
             try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+            CrashPoint.hit("install.index.member")
             if !old.contains(path) {
                 try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
+                CrashPoint.hit("install.index.path-added")
             }
         }
         for path in old where !new.contains(path) {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
             try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+            CrashPoint.hit("install.index.member-dropped")
         }
         try indexCall { () throws(LMDBError) in try txn.put(packs, key: Array(id.utf8), value: record.encoded) }
     }

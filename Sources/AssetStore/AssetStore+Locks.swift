@@ -7,23 +7,28 @@ extension AssetStore {
     /// waits on them, so after the lock is granted the file must still be the
     /// one at the lock path; if not, the lock is taken again on the new file.
     func lockPack(_ id: String) throws(AssetPackError) -> FileLock {
-        try lock(path: container.lockPath(forPack: id), kind: .exclusive)
+        try Self.lock(path: container.lockPath(forPack: id), kind: .exclusive, wait: lockWait)
     }
 
     /// Takes the container lock: shared by installs and removals, exclusive
     /// for container-wide work (garbage collection, repair).
-    func lockContainer(_ kind: FileLock.Kind) throws(AssetPackError) -> FileLock {
-        try lock(path: container.containerLockPath, kind: kind)
+    func lockContainer(_ kind: FileLock.Kind, wait: FileLock.Wait? = nil) throws(AssetPackError) -> FileLock {
+        try Self.lock(path: container.containerLockPath, kind: kind, wait: wait ?? lockWait)
     }
 
-    private func lock(path: String, kind: FileLock.Kind) throws(AssetPackError) -> FileLock {
+    /// Takes the lock file at `path`, waiting as `wait` says, and checks that
+    /// the path still names the file locked.
+    ///
+    /// - Throws: `.lockTimeout` when `wait` runs out (or is `.none` and the
+    ///   lock is held), `.system` for other failures.
+    static func lock(path: String, kind: FileLock.Kind, wait: FileLock.Wait) throws(AssetPackError) -> FileLock {
         while true {
             let lock: FileLock
             do {
-                lock = try FileLock(path: path, kind: kind, wait: lockWait)
+                lock = try FileLock(path: path, kind: kind, wait: wait)
             } catch where error == .timedOut || error == .wouldBlock {
                 var seconds = 0.0
-                if case .seconds(let s) = lockWait { seconds = s }
+                if case .seconds(let s) = wait { seconds = s }
                 throw .lockTimeout(path: path, seconds: seconds)
             } catch {
                 throw .system(error)

@@ -130,13 +130,16 @@ extension AssetStore {
 
     /// Finds a member and runs `body` with its pack ID, record and archive
     /// mapping. When the snapshot named an archive that is gone (replaced or
-    /// removed since), or `body` returns `nil` for that reason, looks again
-    /// in a fresh snapshot, once.
+    /// removed since), or `body` returns `nil` for that reason, looks again in
+    /// a fresh snapshot — for as long as each snapshot names a different
+    /// archive (a writer churning faster than this reader), up to a bound.
+    /// The same archive missing twice is damage: `.archiveMissing`.
     @inline(__always)
     func withMember<R: ~Copyable>(
         _ path: String, inPack pack: String?,
         _ body: (String, MemberRecord, ArchiveMap) throws(AssetPackError) -> R?
     ) throws(AssetPackError) -> R {
+        var missing: UInt64?
         var attempt = 0
         while true {
             let (id, record) = try locate(path, pack: pack)
@@ -144,9 +147,10 @@ extension AssetStore {
                 return result
             }
             attempt += 1
-            if attempt == 2 {
+            if record.archiveKey == missing || attempt == 64 {
                 throw .archiveMissing(pack: id, path: container.packsPath + "/" + IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey))
             }
+            missing = record.archiveKey
         }
     }
 

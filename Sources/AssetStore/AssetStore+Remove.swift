@@ -11,21 +11,31 @@ extension AssetStore {
     public func remove(pack id: String) throws(AssetPackError) {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
+        CrashPoint.hit("remove.locked-container")
         let packLock = try lockPack(id)
+        CrashPoint.hit("remove.locked-pack")
         guard let record = try packRecord(id) else {
-            // Taking the lock made its file; a pack that is not installed keeps none.
+            // Taking the lock made its file; a pack that is not installed keeps
+            // none, nor any archive a crashed writer left.
+            reclaimArchives(of: id, keeping: nil)
             removeLockFile(of: id)
             throw .assetPackNotFound(id)
         }
         var retiring = try retire(record)
+        CrashPoint.hit("remove.retire-linked")
         try update { (txn) throws(AssetPackError) in
             guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
+            CrashPoint.hit("remove.index.written")
         }
+        CrashPoint.hit("remove.committed")
         retiring?.commit()
         _ = consume retiring
+        CrashPoint.hit("remove.unlinked-archive")
+        reclaimArchives(of: id, keeping: nil)
         archives.evict(pack: id)
         removeLockFile(of: id)
+        CrashPoint.hit("remove.done")
         _ = consume packLock
         _ = consume containerLock
     }
@@ -45,6 +55,7 @@ extension AssetStore {
         for path in memberPaths {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
             try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
+            CrashPoint.hit("remove.index.member")
         }
         try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: Array(id.utf8)) }
     }

@@ -18,7 +18,10 @@ struct PackVerdict: Sendable {
 extension AssetStore {
     /// Checks the container, like fsck. Without `repair` nothing is changed:
     /// every finding carries a stable ``FindingCode``, its severity, and the
-    /// pack and object it concerns. With `repair` (under the container lock,
+    /// pack and object it concerns. Errors found are confirmed by a second
+    /// pass under the container lock, exclusive (waiting as ``lockWait``
+    /// says, at most 10 s when that is for ever; without the lock the first
+    /// pass stands), so that a writer at work is not reported as damage. With `repair` (under the container lock,
     /// exclusive, so readers keep running and writers wait) it then fixes
     /// what can be fixed without losing installed data and verifies again;
     /// see ``VerificationReport/remaining``.
@@ -38,7 +41,14 @@ extension AssetStore {
     public func verify(options: VerificationOptions = VerificationOptions()) throws(AssetPackError) -> VerificationReport {
         var report = VerificationReport()
         guard options.repair && !options.dryRun else {
-            let verdicts = try checkWithVerdicts(options, into: &report)
+            var verdicts = try checkWithVerdicts(options, into: &report)
+            if report.hasErrors, let lock = try? lockContainer(.exclusive, wait: lockWait == .forever ? .seconds(10) : lockWait) {
+                // Confirm with no writer running: what an install or removal
+                // in progress looked like to the first pass goes away.
+                report = VerificationReport()
+                verdicts = try checkWithVerdicts(options, into: &report)
+                _ = consume lock
+            }
             if options.repair { report.repairs = try repair(report, verdicts: verdicts, carryOut: false) }
             return report
         }

@@ -106,10 +106,26 @@ public struct UnixSocket: ~Copyable, Sendable {
         return c
     }
 
-    /// Sets send and receive timeouts; 0 means none.
+    /// Sets send and receive timeouts; 0 means none. A receive or send that
+    /// waits longer fails with `EAGAIN` (`wouldBlock`).
+    /// The corresponding options are `SO_RCVTIMEO` and `SO_SNDTIMEO`.
     public func setTimeouts(milliseconds: Int) throws(Errno) {
         let sock = descriptor.rawValue
-        _ = try valueOrErrno("setsockopt SO_RCVTIMEO") { cas_socket_timeouts(sock, Int32(milliseconds)) }
+        _ = try valueOrErrno("setsockopt SO_RCVTIMEO") { cas_socket_timeouts(sock, Int32(clamping: milliseconds)) }
+    }
+
+    /// Ends the connection in both directions without closing the
+    /// descriptor: a thread blocked receiving on it sees end of stream.
+    /// The corresponding C function is `shutdown`.
+    public func shutdown() throws(Errno) {
+        try Self.shutdown(descriptorNumber: descriptor.rawValue)
+    }
+
+    /// As ``shutdown()``, for a socket that another value owns (for example
+    /// one that a thread is blocked on). The caller must know that the
+    /// descriptor is still open.
+    public static func shutdown(descriptorNumber sock: Int32) throws(Errno) {
+        _ = try valueOrErrno("shutdown") { cas_shutdown(sock) }
     }
 }
 

@@ -64,4 +64,9 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let brokenPipe = Errno(EPIPE)
     public static let timedOut = Errno(ETIMEDOUT)
     public static let deadlock = Errno(EDEADLK)
+    public static let connectionReset = Errno(ECONNRESET)
+    public static let addressInUse = Errno(EADDRINUSE)
+    public static let protocolError = Errno(EPROTO)
+    public static let tooManyOpenFiles = Errno(EMFILE)
+    public static let tooManyOpenFilesInSystem = Errno(ENFILE)
 }

@@ -15,6 +15,8 @@ public struct FileStatus: Sendable, Equatable {
     public var isDirectory: Bool { mode & 0o170000 == 0o040000 }
     /// Whether this is a symbolic link (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
     public var isSymbolicLink: Bool { mode & 0o170000 == 0o120000 }
+    /// Whether this is a Unix domain socket (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
+    public var isSocket: Bool { mode & 0o170000 == 0o140000 }
 }
 
 extension FileDescriptor {

@@ -30,6 +30,12 @@ public enum FileSystem {
         _ = try valueOrErrno("unlink", path: path) { cas_unlinkat(dir, path, 0) }
     }
 
+    /// Gives `path` (not following a final symlink) the group `gid`, keeping
+    /// its owner. The corresponding C function is `fchownat`.
+    public static func changeGroup(of path: String, to gid: UInt32) throws(Errno) {
+        _ = try valueOrErrno("chgrp", path: path) { cas_chgrp(path, gid) }
+    }
+
     /// Removes the empty directory `path`.
     public static func removeDirectory(_ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory) throws(Errno) {
         let dir = anchor.raw

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -316,4 +317,30 @@ int cas_socket_timeouts(int sock, int milliseconds) {
     struct timeval tv = { .tv_sec = milliseconds / 1000, .tv_usec = (milliseconds % 1000) * 1000 };
     if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return -errno;
     RETURN_OR_ERRNO(setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv));
+}
+
+int cas_shutdown(int sock) {
+    RETURN_OR_ERRNO(shutdown(sock, SHUT_RDWR));
+}
+
+int cas_poll_readable(const int *fds, int count, int timeout_ms, uint64_t *ready) {
+    if (count < 0 || count > 64) return -EINVAL;
+    struct pollfd p[64];
+    for (int i = 0; i < count; i++) {
+        p[i].fd = fds[i];
+        p[i].events = POLLIN;
+        p[i].revents = 0;
+    }
+    int n = poll(p, (nfds_t)count, timeout_ms);
+    if (n < 0) return -errno;
+    uint64_t mask = 0;
+    for (int i = 0; i < count; i++) {
+        if (p[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) mask |= (uint64_t)1 << i;
+    }
+    *ready = mask;
+    return n;
+}
+
+int cas_chgrp(const char *path, uint32_t gid) {
+    RETURN_OR_ERRNO(fchownat(AT_FDCWD, path, (uid_t)-1, (gid_t)gid, AT_SYMLINK_NOFOLLOW));
 }

@@ -7,7 +7,7 @@ let assetpackVersion = "0.1.0"
 
 let commands: [any Command.Type] = [
     TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
-    ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, DemoCommand.self,
+    ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, DaemonCommand.self, DemoCommand.self,
 ]
 
 @MainActor

@@ -202,6 +202,22 @@ int cas_socketpair(int fds[2]);
  *  SO_RCVTIMEO, SO_SNDTIMEO. */
 int cas_socket_timeouts(int sock, int milliseconds);
 
+/** Shuts down both directions of the connected socket sock: a thread
+ *  blocked receiving on it returns 0 (end of stream), and the peer sees the
+ *  connection end. The descriptor stays open. shutdown(2) with SHUT_RDWR. */
+int cas_shutdown(int sock);
+
+/** Waits until one of the count descriptors in fds is readable (or at end of
+ *  stream, or in error), or until timeout_ms milliseconds pass (-1: no
+ *  limit). Bit i of *ready is set when fds[i] is; count is at most 64.
+ *  Returns the number of ready descriptors (0 on timeout) or -errno
+ *  (-EINTR is returned, not retried). poll(2). */
+int cas_poll_readable(const int *fds, int count, int timeout_ms, uint64_t *ready);
+
+/** Changes the group of path (not following a final symlink), leaving the
+ *  owner. Returns 0 or -errno. fchownat(2) with AT_SYMLINK_NOFOLLOW. */
+int cas_chgrp(const char *path, uint32_t gid);
+
 #ifdef __cplusplus
 }
 #endif

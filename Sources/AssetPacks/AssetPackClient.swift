@@ -1,0 +1,193 @@
+import Synchronization
+
+/// Asks the container's descriptor daemon (``DescriptorDaemon``, `assetpack
+/// daemon`) for asset descriptors, for a process that does not open the
+/// container itself — it may not even be allowed to read it.
+///
+/// The API mirrors ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``
+/// and reports the same ``AssetPackError`` cases (`.assetPackNotFound`,
+/// `.fileNotFound`, `.ambiguousPath`, …), plus `.daemonUnavailable` when no
+/// daemon answers and `.daemonRefused` when it refuses.
+///
+/// A client keeps one connection and sends one request at a time on it;
+/// threads sharing a client take turns. When the daemon has closed the
+/// connection (it restarted, or the connection sat idle), the next request
+/// reconnects once by itself.
+public final class AssetPackClient: Sendable {
+    /// The daemon's socket.
+    public let socketPath: String
+    /// Seconds to wait for the daemon to take a request or to answer.
+    public let timeout: Double
+
+    private final class Connection: Sendable {
+        let socket: UnixSocket
+        init(_ socket: consuming UnixSocket) { self.socket = socket }
+    }
+
+    private struct State {
+        var connection: Connection?
+        var buffer = [UInt8](repeating: 0, count: DaemonProtocol.headerSize + DaemonProtocol.maximumReplyBody)
+    }
+
+    private let state = Mutex(State())
+
+    /// A client of the daemon at `socketPath`; it connects on first use.
+    public init(socketPath: String, timeout: Double = 10) {
+        self.socketPath = socketPath
+        self.timeout = timeout
+    }
+
+    /// Connects to the daemon serving `container`.
+    ///
+    /// - Throws: `.daemonUnavailable` when no daemon listens there
+    ///   (`ENOENT`, `ECONNREFUSED`) or the socket cannot be reached (`EACCES`).
+    public static func connect(container: GroupContainer = .default(), timeout: Double = 10) throws(AssetPackError) -> AssetPackClient {
+        let client = AssetPackClient(socketPath: container.daemonSocketPath, timeout: timeout)
+        let connection = try client.open()
+        client.state.withLock { $0.connection = connection }
+        return client
+    }
+
+    /// A read-only descriptor of the member at `path`, in pack `id` or in
+    /// whichever installed pack holds it, from the daemon. As
+    /// ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``:
+    /// a stored member comes as the archive with offset and length, a
+    /// deflated one (or any with `.standalone`) as a sealed memory file.
+    ///
+    /// - Throws: the store's errors as the daemon met them
+    ///   (`.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`,
+    ///   `.invalidPackID`, …; `.system` and `.index` name the daemon's
+    ///   operation); `.daemonRefused` when the daemon refuses the request or
+    ///   this process; `.daemonUnavailable` when it cannot be reached, the
+    ///   connection breaks, it does not answer within ``timeout``, or its
+    ///   reply breaks the protocol (`EPROTO`).
+    public func descriptor(
+        for path: String, searchingInAssetPackWithID id: String? = nil, options: DescriptorOptions = []
+    ) throws(AssetPackError) -> AssetDescriptor {
+        let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone)).encoded
+        guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
+            throw .daemonRefused(socket: socketPath, reason: .requestTooLarge,
+                                 message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
+        }
+        return try state.withLock { (state) throws(AssetPackError) -> AssetDescriptor in
+            var reconnected = false
+            while true {
+                let fresh = state.connection == nil
+                let connection: Connection
+                if let open = state.connection { connection = open } else { connection = try open() }
+                state.connection = connection
+                let outcome = exchange(request, on: connection.socket, buffer: &state.buffer)
+                switch consume outcome {
+                case .descriptor(let d):
+                    return d
+                case .failure(let error):
+                    throw error
+                case .closedBeforeReply(let e):
+                    state.connection = nil
+                    // A daemon that restarted or closed an idle connection:
+                    // requests are idempotent, so ask once more.
+                    if !fresh && !reconnected {
+                        reconnected = true
+                        continue
+                    }
+                    throw .daemonUnavailable(socket: socketPath, e)
+                case .broken(let e):
+                    state.connection = nil
+                    throw .daemonUnavailable(socket: socketPath, e)
+                }
+            }
+        }
+    }
+
+    private func open() throws(AssetPackError) -> Connection {
+        do {
+            let socket = try UnixSocket.connect(to: socketPath)
+            try socket.setTimeouts(milliseconds: max(1, Int(timeout * 1000)))
+            return Connection(socket)
+        } catch {
+            throw .daemonUnavailable(socket: socketPath, error.with(operation: "connect"))
+        }
+    }
+
+    private enum Outcome: ~Copyable {
+        case descriptor(AssetDescriptor)
+        /// The daemon answered with an error.
+        case failure(AssetPackError)
+        /// The connection ended before any byte of the reply.
+        case closedBeforeReply(Errno)
+        /// A timeout, a broken reply, or an end in the middle of one.
+        case broken(Errno)
+    }
+
+    /// Sends `request` and reads its reply.
+    private func exchange(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Outcome {
+        do throws(Errno) {
+            try socket.sendAll(request)
+        } catch {
+            // A daemon that closed the connection may have said why first
+            // (a refusal); read on, and an empty stream means it did not.
+            guard error == .brokenPipe || error == .connectionReset else {
+                return .broken(error.with(operation: "send request"))
+            }
+        }
+        var filled = 0
+        var descriptor: FileDescriptor?
+        var needed = DaemonProtocol.headerSize
+        var status: UInt16 = 0
+        var parsedHeader = false
+        while true {
+            while filled < needed {
+                let start = filled
+                do throws(Errno) {
+                    let (count, raw) = try buffer.withUnsafeMutableBytes { b in
+                        Result { () throws(Errno) -> (Int, Int32) in
+                            var r = try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: b[start...]))
+                            return (r.count, r.descriptor.take()?.take() ?? -1)
+                        }
+                    }.get()
+                    if raw >= 0 {
+                        let fd = FileDescriptor(adopting: raw)
+                        guard descriptor == nil else { return .broken(Self.violation("two descriptors in one reply")) }
+                        descriptor = consume fd
+                    }
+                    if count == 0 {
+                        return filled == 0 ? .closedBeforeReply(Errno(Errno.connectionReset.rawValue, operation: "read reply: the daemon closed the connection"))
+                                           : .broken(Self.violation("the reply ended after \(filled) bytes"))
+                    }
+                    filled += count
+                } catch {
+                    if filled == 0 && error == .connectionReset { return .closedBeforeReply(error.with(operation: "read reply")) }
+                    return .broken(error.with(operation: error == .wouldBlock ? "read reply: no answer within \(timeout) s" : "read reply"))
+                }
+            }
+            if parsedHeader { break }
+            let header = buffer.withUnsafeBytes { DaemonReply.parseHeader(UnsafeRawBufferPointer(rebasing: $0[..<DaemonProtocol.headerSize])) }
+            switch header {
+            case .failure(let v): return .broken(Self.violation(v.what))
+            case .success(let h):
+                status = h.status
+                needed = DaemonProtocol.headerSize + h.length
+                parsedHeader = true
+            }
+            guard filled <= needed else { return .broken(Self.violation("more bytes than one reply")) }
+        }
+        guard filled == needed else { return .broken(Self.violation("more bytes than one reply")) }
+        let body = { (b: UnsafeRawBufferPointer) in UnsafeRawBufferPointer(rebasing: b[DaemonProtocol.headerSize..<needed]) }
+        if status == DaemonStatus.success.rawValue {
+            guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
+            switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
+            case .failure(let v): return .broken(Self.violation(v.what))
+            case .success(let p): return .descriptor(AssetDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source))
+            }
+        }
+        guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }
+        switch buffer.withUnsafeBytes({ DaemonReply.error(status: status, body: body($0), socket: socketPath) }) {
+        case .failure(let v): return .broken(Self.violation(v.what))
+        case .success(let error): return .failure(error)
+        }
+    }
+
+    private static func violation(_ what: String) -> Errno {
+        Errno(Errno.protocolError.rawValue, operation: "read reply: the daemon sent \(what)")
+    }
+}

@@ -1,0 +1,190 @@
+/// The descriptor daemon's wire format, spoken over a Unix stream socket.
+///
+/// Every message is a 16-byte header followed by a body; integers are
+/// little-endian, strings UTF-8.
+///
+/// **Request** (client → daemon):
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0  | 4 | magic `APDQ` (bytes `41 50 44 51`) |
+/// | 4  | 2 | protocol version, 1 |
+/// | 6  | 2 | kind: 1 = descriptor |
+/// | 8  | 4 | body length, at most ``maximumRequestBody`` |
+/// | 12 | 2 | flags: bit 0 = standalone; other bits 0 |
+/// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" |
+/// | 16 | … | the pack ID, then the member path (the rest of the body) |
+///
+/// **Reply** (daemon → client), one per request, in order:
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0  | 4 | magic `APDR` (bytes `41 50 44 52`) |
+/// | 4  | 2 | protocol version, 1 |
+/// | 6  | 2 | status: 0 = success, else a ``DaemonStatus`` |
+/// | 8  | 4 | body length, at most ``maximumReplyBody`` |
+/// | 12 | 4 | reserved, 0 |
+///
+/// A success carries the descriptor (`SCM_RIGHTS`, on the reply's first
+/// byte) and a 32-byte body: offset (i64), length (i64), size of the file
+/// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), 7
+/// bytes of zero. A failure carries no descriptor; its body is a number (i64:
+/// the `errno` or LMDB code for ``DaemonStatus/system`` and
+/// ``DaemonStatus/index``, else 0), a field count (u16), and that many fields,
+/// each a u16 length and UTF-8 bytes. The fields depend on the status (see
+/// ``DaemonStatus``); the last one is always the daemon's one-line message.
+///
+/// A request whose header is wrong (magic, version, kind, flags, lengths)
+/// gets a failure reply and the connection closes, since the stream can no
+/// longer be framed. A request whose header is right but whose body is not
+/// (bad UTF-8) gets a failure reply and the connection stays open.
+public enum DaemonProtocol {
+    /// The protocol version this build speaks.
+    public static let version: UInt16 = 1
+    /// The size of request and reply headers.
+    public static let headerSize = 16
+    /// The longest request body the daemon reads: a 128-byte pack ID and a
+    /// path of up to 8064 bytes.
+    public static let maximumRequestBody = 8192
+    /// The longest reply body a client reads.
+    public static let maximumReplyBody = 65536
+
+    static let requestMagic: UInt32 = 0x5144_5041   // "APDQ"
+    static let replyMagic: UInt32 = 0x5244_5041     // "APDR"
+    static let descriptorKind: UInt16 = 1
+    static let standaloneFlag: UInt16 = 1
+    static let successBodySize = 32
+}
+
+/// A reply's status on the wire. Codes 1–10 carry a store error that the
+/// client turns back into the same ``AssetPackError`` case; codes from 64
+/// are the daemon's refusals (``AssetPackError/DaemonRefusal``).
+///
+/// Fields before the final message, per status:
+/// ``assetPackNotFound``: ID. ``fileNotFound``: path, and the pack when one
+/// was named. ``ambiguousPath``: path, then each pack. ``invalidPackID`` and
+/// ``invalidPath``: the value, the reason. ``corruptRecord``: pack, reason,
+/// and the member when known. ``archiveMissing``: pack, path.
+/// ``archiveDamaged``: archive, member path. ``system`` and ``index``:
+/// operation, and the path when known.
+public enum DaemonStatus: UInt16, Sendable {
+    /// The descriptor came with the reply.
+    case success = 0
+    case assetPackNotFound = 1
+    case fileNotFound = 2
+    case ambiguousPath = 3
+    case invalidPackID = 4
+    case invalidPath = 5
+    case corruptRecord = 6
+    case archiveMissing = 7
+    /// A deflated member's data failed its check (``AssetPackError/archive(_:)``).
+    case archiveDamaged = 8
+    /// A system call failed in the daemon; the number is the `errno`.
+    case system = 9
+    /// The index failed in the daemon; the number is the LMDB code.
+    case index = 10
+    /// Codes from 64 are refusals, ``AssetPackError/DaemonRefusal``.
+    case peerNotAllowed = 64
+    case malformedRequest = 65
+    case requestTooLarge = 66
+    case unsupportedVersion = 67
+    case busy = 68
+    case failed = 69
+}
+
+/// One request: which member, in which pack, how.
+public struct DaemonRequest: Sendable, Equatable {
+    /// The pack to look in, or `nil` to search every installed pack.
+    public var pack: String?
+    /// The member's path.
+    public var path: String
+    /// Whether to ask for a standalone descriptor (offset 0, exactly the member).
+    public var standalone: Bool
+
+    /// A request for the member at `path`, in `pack` or in whichever
+    /// installed pack holds it.
+    public init(pack: String?, path: String, standalone: Bool = false) {
+        self.pack = pack
+        self.path = path
+        self.standalone = standalone
+    }
+
+    /// The request's bytes: header and body.
+    public var encoded: [UInt8] {
+        let packBytes = pack.map { Array($0.utf8) } ?? []
+        let body = packBytes.count + path.utf8.count
+        var out = [UInt8]()
+        out.reserveCapacity(DaemonProtocol.headerSize + body)
+        out.appendLittleEndian(DaemonProtocol.requestMagic)
+        out.appendLittleEndian(DaemonProtocol.version)
+        out.appendLittleEndian(DaemonProtocol.descriptorKind)
+        out.appendLittleEndian(UInt32(truncatingIfNeeded: body))
+        out.appendLittleEndian(standalone ? DaemonProtocol.standaloneFlag : 0)
+        out.appendLittleEndian(UInt16(truncatingIfNeeded: packBytes.count))
+        out.append(contentsOf: packBytes)
+        out.append(contentsOf: path.utf8)
+        return out
+    }
+
+    /// What a request header says: how long the body is, or why the
+    /// connection cannot go on.
+    enum Header: Equatable {
+        case body(length: Int, packLength: Int, standalone: Bool)
+        case refused(DaemonStatus, String)
+    }
+
+    /// Checks a request header (``DaemonProtocol/headerSize`` bytes).
+    static func parseHeader(_ h: UnsafeRawBufferPointer) -> Header {
+        precondition(h.count >= DaemonProtocol.headerSize)
+        guard h.littleEndian(UInt32.self, at: 0) == DaemonProtocol.requestMagic else {
+            return .refused(.malformedRequest, "not a descriptor daemon request (bad magic)")
+        }
+        let version = h.littleEndian(UInt16.self, at: 4)
+        guard version == DaemonProtocol.version else {
+            return .refused(.unsupportedVersion, "protocol version \(version) is not supported (this daemon speaks \(DaemonProtocol.version))")
+        }
+        let kind = h.littleEndian(UInt16.self, at: 6)
+        guard kind == DaemonProtocol.descriptorKind else { return .refused(.malformedRequest, "unknown request kind \(kind)") }
+        let length = Int(h.littleEndian(UInt32.self, at: 8))
+        guard length <= DaemonProtocol.maximumRequestBody else {
+            return .refused(.requestTooLarge, "request body of \(length) bytes exceeds the limit of \(DaemonProtocol.maximumRequestBody)")
+        }
+        let flags = h.littleEndian(UInt16.self, at: 12)
+        guard flags & ~DaemonProtocol.standaloneFlag == 0 else { return .refused(.malformedRequest, "unknown flags \(flags)") }
+        let packLength = Int(h.littleEndian(UInt16.self, at: 14))
+        guard packLength <= length else {
+            return .refused(.malformedRequest, "pack ID length \(packLength) exceeds the body length \(length)")
+        }
+        return .body(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
+    }
+
+    /// Decodes a body whose header ``parseHeader(_:)`` accepted; `nil` when
+    /// a string is not valid UTF-8.
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool) -> DaemonRequest? {
+        let packBytes = UnsafeRawBufferPointer(rebasing: body[..<packLength])
+        let pathBytes = UnsafeRawBufferPointer(rebasing: body[packLength...])
+        guard let path = String(validating: pathBytes, as: UTF8.self) else { return nil }
+        if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone) }
+        guard let pack = String(validating: packBytes, as: UTF8.self) else { return nil }
+        return DaemonRequest(pack: pack, path: path, standalone: standalone)
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    /// Appends a u16 length and the string's UTF-8 bytes, cut to 65535 bytes.
+    mutating func appendField(_ text: String) {
+        let bytes = Array(text.utf8.prefix(Int(UInt16.max)))
+        appendLittleEndian(UInt16(bytes.count))
+        append(contentsOf: bytes)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    func littleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

@@ -1,0 +1,89 @@
+import Dispatch
+import AssetPacks
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `assetpack daemon`: serves descriptors of installed members over the
+/// container's Unix socket until SIGTERM or SIGINT.
+enum DaemonCommand: Command {
+    static let name = "daemon"
+    static let summary = "Serve member descriptors to other processes over <container>/daemon.sock."
+    static let usage = "daemon [--socket-group <group>] [--allow-uid <user>]... [--allow-gid <group>]... [--container <dir>]"
+    static let options = """
+          --socket-group <group>  Give the socket this group (name or number) and mode 0660,
+                                  so the group's members can reach it (default: mode 0600).
+          --allow-uid <user>      Also serve this user (name or number; repeatable). The
+                                  daemon's own user is always served.
+          --allow-gid <group>     Also serve users whose primary group is this (repeatable).
+          --request-timeout <s>   Close a connection whose request does not arrive whole
+                                  within this many seconds (default: 2).
+          --idle-timeout <s>      Close a connection idle this long between requests
+                                  (default: 300).
+          --max-connections <n>   Connections served at once; more are told to retry
+                                  (default: 256).
+        \(ContainerOptions.help)
+
+        Runs in the foreground; SIGTERM or SIGINT stops it and removes the socket. A socket
+        left by a daemon that was killed is replaced; a second daemon on a container that
+        one already serves exits with an error. Clients: 'assetpack cat --daemon', or
+        AssetPackClient from Swift.
+        """
+    static let valueOptions = ContainerOptions.names.union([
+        "socket-group", "allow-uid", "allow-gid", "request-timeout", "idle-timeout", "max-connections",
+    ])
+
+    static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
+        _ = try arguments.expect([])
+        var configuration = DescriptorDaemon.Configuration()
+        if let group = arguments.value("socket-group") { configuration.socketGroup = try groupID(group) }
+        for user in arguments.values("allow-uid") { configuration.allowedUIDs.insert(try userID(user)) }
+        for group in arguments.values("allow-gid") { configuration.allowedGIDs.insert(try groupID(group)) }
+        if let t = try arguments.number("request-timeout") {
+            guard t > 0 else { throw .usage("'--request-timeout' must be more than 0") }
+            configuration.requestTimeout = t
+        }
+        if let t = try arguments.number("idle-timeout") {
+            guard t > 0 else { throw .usage("'--idle-timeout' must be more than 0") }
+            configuration.idleTimeout = t
+        }
+        if let n = try arguments.number("max-connections") {
+            guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections' needs a whole number of at least 1") }
+            configuration.maximumConnections = Int(n)
+        }
+        configuration.log = { line in Output.error("assetpack daemon: \(line)") }
+
+        let manager = try StoreOptions.manager(arguments)
+        let daemon: DescriptorDaemon
+        do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
+
+        // Signals arrive through Dispatch, never interrupting a system call.
+        var sources: [any DispatchSourceSignal] = []
+        for signal in [SIGTERM, SIGINT] {
+            Glibc.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler { daemon.stop() }
+            source.resume()
+            sources.append(source)
+        }
+        Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid()))")
+        daemon.run()
+        sources.forEach { $0.cancel() }
+        Output.error("assetpack daemon: stopped")
+        return ExitCode.success
+    }
+
+    /// A user name or number.
+    static func userID(_ text: String) throws(CLIError) -> UInt32 {
+        if let n = UInt32(text) { return n }
+        guard let entry = getpwnam(text) else { throw .usage("no user '\(text)'") }
+        return entry.pointee.pw_uid
+    }
+
+    /// A group name or number.
+    static func groupID(_ text: String) throws(CLIError) -> UInt32 {
+        if let n = UInt32(text) { return n }
+        guard let entry = getgrnam(text) else { throw .usage("no group '\(text)'") }
+        return entry.pointee.gr_gid
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import AssetPacks
+
+/// `assetpack-testhelper`: the other processes of the cross-process tests
+/// (readers and writers that hammer one container, a process that dies
+/// holding an index snapshot, a bare echo server) and the release-mode
+/// descriptor benchmark. It is a separate executable so that test-only
+/// code stays out of `assetpack`; tests find it next to `assetpack`.
+///
+///     make-packs  --dir D --id ID --versions N
+///     read-loop   --container C --id ID --versions N --seconds S [--map-size B]
+///     write-loop  --container C --id ID --dir D --versions N --seconds S [--start K] [--map-size B]
+///     hold-snapshot --container C
+///     echo-server --socket P [--pass-fd FILE]
+///     bench       --assetpack PATH [--seconds S] [--runs R]
+///
+/// Reports are one JSON object on standard output.
+
+/// `--name value` pairs after the subcommand.
+struct Options {
+    private var values: [String: String] = [:]
+    init(_ args: ArraySlice<String>) {
+        var i = args.startIndex
+        while i < args.endIndex {
+            let key = args[i]
+            guard key.hasPrefix("--"), i + 1 < args.endIndex else { fail("bad argument '\(key)'") }
+            values[String(key.dropFirst(2))] = args[i + 1]
+            i += 2
+        }
+    }
+    func string(_ name: String) -> String {
+        guard let v = values[name] else { fail("missing --\(name)") }
+        return v
+    }
+    func optional(_ name: String) -> String? { values[name] }
+    func int(_ name: String, default d: Int? = nil) -> Int {
+        guard let v = values[name] ?? d.map(String.init), let n = Int(v) else { fail("--\(name) needs a number") }
+        return n
+    }
+    func double(_ name: String, default d: Double) -> Double { values[name].flatMap(Double.init) ?? d }
+
+    func storeOptions() -> AssetStore.Options {
+        var o = AssetStore.Options()
+        if let size = values["map-size"].flatMap(Int.init) { o.initialMapSize = size }
+        return o
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("assetpack-testhelper: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Prints `object` as one line of JSON.
+func report(_ object: [String: Any]) {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+let args = CommandLine.arguments
+guard args.count >= 2 else { fail("usage: assetpack-testhelper <subcommand> [--option value]...") }
+let options = Options(args.dropFirst(2))
+do {
+    switch args[1] {
+    case "make-packs":
+        try StressPack.write(dir: options.string("dir"), id: options.string("id"), versions: options.int("versions"))
+    case "read-loop":
+        report(try ReadLoop.run(options))
+    case "write-loop":
+        report(try WriteLoop.run(options))
+    case "hold-snapshot":
+        try HoldSnapshot.run(options)
+    case "echo-server":
+        try EchoServer.run(options)
+    case "bench":
+        try Bench.run(options)
+    default:
+        fail("unknown subcommand '\(args[1])'")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import AssetPacks
+
+/// Two processes installing the same pack at the same moment: one installs,
+/// the other waits on the pack's lock and finds it installed; both succeed.
+@Suite struct ConcurrentInstallTests {
+    /// The OFD locks the kernel lists in /proc/locks on the file `path`:
+    /// how many are held and how many processes wait for one.
+    static func locks(on path: String) throws -> (held: Int, waiting: Int) {
+        guard let status = try FileDescriptor.status(of: path) else { return (0, 0) }
+        let text = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        var held = 0, waiting = 0
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            // "1: OFDLCK ADVISORY WRITE -1 08:01:1234 0 EOF", waiters with "->" after the number.
+            guard fields.contains("OFDLCK"), let id = fields.first(where: { $0.split(separator: ":").count == 3 }),
+                  id.split(separator: ":").last.flatMap({ UInt64($0) }) == status.inode else { continue }
+            if fields.contains("->") { waiting += 1 } else { held += 1 }
+        }
+        return (held, waiting)
+    }
+
+    /// Both installs are started while the test holds the pack lock, and
+    /// let go only once the kernel shows both of them waiting on it.
+    @Test(.timeLimit(.minutes(1))) func twoInstallersMeetAtThePackLock() throws {
+        let s = Scratch("same-pack")
+        try Helper.makePacks(s.path + "/packs", versions: 1)
+        let container = GroupContainer(path: s.container)
+        try container.createLayout()
+        let lockPath = container.lockPath(forPack: "stress")
+        let held = try FileLock(path: lockPath)
+        let installers = try (0..<2).map { _ in
+            try Child(CLI.binary, ["install", s.path + "/packs/v1.zip", "--json", "--container", s.container])
+        }
+        #expect(try eventually(timeout: 30) { try Self.locks(on: lockPath).waiting == 2 }, "both installers wait on the pack lock")
+        _ = consume held
+        var changes: [String] = []
+        for installer in installers {
+            #expect(installer.wait(timeout: 30))
+            #expect(installer.exitStatus == 0, "\(installer.stderr)")
+            changes.append(jsonObject(installer.stdout.split(separator: "\n").joined())["change"] as? String ?? "?")
+        }
+        #expect(changes.sorted() == ["installed", "unchanged"])
+        try expectOneInstall(s)
+    }
+
+    /// Two installs started together, with nothing to line them up: run a
+    /// few times, each time one installs and the other finds it installed.
+    @Test(.timeLimit(.minutes(1))) func twoInstallersRacingFreely() throws {
+        for round in 0..<3 {
+            let s = Scratch("race-\(round)")
+            try Helper.makePacks(s.path + "/packs", versions: 1)
+            let installers = try (0..<2).map { _ in
+                try Child(CLI.binary, ["install", s.path + "/packs/v1.zip", "--json", "--container", s.container])
+            }
+            var changes: [String] = []
+            for installer in installers {
+                #expect(installer.wait(timeout: 30))
+                #expect(installer.exitStatus == 0, "\(installer.stderr)")
+                changes.append(jsonObject(installer.stdout.split(separator: "\n").joined())["change"] as? String ?? "?")
+            }
+            #expect(changes.sorted() == ["installed", "unchanged"], "round \(round)")
+            try expectOneInstall(s)
+        }
+    }
+
+    func expectOneInstall(_ s: Scratch) throws {
+        let manager = try AssetPackManager(container: GroupContainer(path: s.container))
+        #expect(try manager.assetPack(withID: "stress").version == "1")   // generation 1: one install
+        #expect(FileSystem.names(in: s.container + "/packs").count == 1)
+        #expect(FileSystem.names(in: s.container + "/staging").isEmpty)
+        #expect(try CLI.assetpack(["verify", "--deep"], container: s.container).status == 0)
+    }
+
+    /// With `--lock-timeout`, an install gives up when another process
+    /// holds the pack's lock longer, and says which lock and how long.
+    @Test(.timeLimit(.minutes(1))) func lockTimeoutExpiresWithAClearError() throws {
+        let s = Scratch("lock-timeout")
+        try Helper.makePacks(s.path + "/packs", versions: 1)
+        let container = GroupContainer(path: s.container)
+        try container.createLayout()
+        let holder = try FileLock(path: container.lockPath(forPack: "stress"))
+        let start = Date()
+        let r = try CLI.assetpack(["install", s.path + "/packs/v1.zip", "--lock-timeout", "0.3"], container: s.container)
+        #expect(Date().timeIntervalSince(start) >= 0.3)
+        #expect(r.status == 1)
+        #expect(r.stderr == "assetpack install: error: timed out after 0.3 s waiting for the lock \(container.lockPath(forPack: "stress"))\n")
+        let rm = try CLI.assetpack(["rm", "stress", "--lock-timeout", "0.1"], container: s.container)
+        #expect(rm.status == 1 && rm.stderr.contains("timed out after 0.1 s"))
+        _ = consume holder
+        #expect(try CLI.assetpack(["install", s.path + "/packs/v1.zip", "--lock-timeout", "0.3"], container: s.container).status == 0)
+    }
+}
