@@ -94,7 +94,10 @@ func runBenchmarks(_ options: Options) throws {
         Log.info("\(s.name): done in \(Format.fixed(Clock.seconds - t, decimals: 1)) s")
         for x in r { Log.info("\(x.name):\n" + Report.table(x)) }
     }
-    info.seconds = Clock.seconds - start
+    info.finish(seconds: Clock.seconds - start)
+    if info.otherShare > 0.1 {
+        Log.info("warning: other processes used \(Int(100 * info.otherShare)) % of the CPU during the run; the figures are disturbed")
+    }
     let section = Report.markdown(results, info: info, pending: pending)
     print(section)
     if let path = options.json {

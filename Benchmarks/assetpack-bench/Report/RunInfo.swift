@@ -7,12 +7,31 @@ struct RunInfo {
     var seconds: Double = 0
     let machine: String
     let commit: String
+    /// CPU use when the run started, to tell at the end how much of the
+    /// machine other processes took meanwhile.
+    let cpuAtStart: CPUUse
+    /// The share of the machine's CPU time that other processes used during
+    /// the run, and the share the hypervisor took (steal); set at the end.
+    var otherShare = 0.0
+    var stealShare = 0.0
 
     init(quick: Bool) {
         date = Date()
         self.quick = quick
         machine = RunInfo.describeMachine()
         commit = RunInfo.gitCommit()
+        cpuAtStart = CPUUse.now()
+    }
+
+    /// Records how much CPU time others took since the start.
+    mutating func finish(seconds: Double) {
+        self.seconds = seconds
+        let end = CPUUse.now()
+        let capacity = max(seconds, 1e-9) * Double(ProcessInfo.processInfo.activeProcessorCount)
+        let busy = end.busy - cpuAtStart.busy
+        let ours = end.own - cpuAtStart.own
+        otherShare = max(0, busy - ours) / capacity
+        stealShare = (end.steal - cpuAtStart.steal) / capacity
     }
 
     var dateText: String {
@@ -67,5 +86,35 @@ struct RunInfo {
         guard let head = git(["rev-parse", "--short", "HEAD"]) else { return "unknown" }
         let dirty = git(["status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty } ?? false
         return dirty ? head + "+dirty" : head
+    }
+}
+
+/// Machine-wide and own CPU time, in seconds: `/proc/stat`'s busy and steal
+/// time of all CPUs, and this process's and its waited-for children's
+/// user and system time (`getrusage`).
+struct CPUUse {
+    var busy = 0.0
+    var steal = 0.0
+    var own = 0.0
+
+    static func now() -> CPUUse {
+        var use = CPUUse()
+        let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
+        if let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) {
+            let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+            let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+            if ticks.count >= 8, hz > 0 {
+                // user nice system idle iowait irq softirq steal
+                use.busy = (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]) / hz
+                use.steal = ticks[7] / hz
+            }
+        }
+        for who in [RUSAGE_SELF.rawValue, RUSAGE_CHILDREN.rawValue] {
+            var usage = rusage()
+            getrusage(who, &usage)
+            use.own += Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        }
+        return use
     }
 }
