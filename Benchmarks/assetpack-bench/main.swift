@@ -72,10 +72,9 @@ func runBenchmarks(_ options: Options) throws {
         for s in Scenarios.all { print("\(s.name)\(s.pending == nil ? "" : " (pending)")\n    \(s.summary)") }
         return
     }
-    Competition.only = options.only
     let chosen = options.scenarios.isEmpty ? Scenarios.all : options.scenarios.compactMap(Scenarios.named)
     var info = RunInfo(quick: options.quick)
-    let workspace = try Workspace(root: options.dataDirectory, scale: Scale(quick: options.quick, rounds: options.rounds))
+    let workspace = try Workspace(root: options.dataDirectory, scale: Scale(quick: options.quick, rounds: options.rounds, only: options.only))
     defer { workspace.finish() }
     let context = Context(workspace: workspace, executable: currentExecutable())
     Log.info("assetpack-bench: \(options.quick ? "quick" : "full") run in \(workspace.root); clock overhead \(Format.duration(Clock.overhead))")

@@ -9,6 +9,8 @@ struct Plan {
     var maxOpsPerPass = 1_000_000
     /// Items run once before measuring; `nil` runs every item once.
     var warmUpItems: Int?
+    /// When set (`--only`), only these contenders run, for profiling one of them.
+    var only: Set<String>?
 }
 
 /// What was measured for one contender.
@@ -46,11 +48,8 @@ struct Measurement {
 /// Operations slower than 50 µs skip the throughput pass: timing each
 /// costs nothing measurable, so one timed pass gives both figures.
 enum Competition {
-    /// When set (`--only`), only these contenders run, for profiling one of them.
-    nonisolated(unsafe) static var only: Set<String>?
-
     static func run(_ all: [Contender], items: Int, plan: Plan, seed: UInt64) throws -> [Measurement] {
-        let contenders = all.filter { only?.contains($0.name) ?? true }
+        let contenders = all.filter { plan.only?.contains($0.name) ?? true }
         guard !contenders.isEmpty else { return [] }
         precondition(items > 0)
         var shapes: [(n: Int, batch: Int, slow: Bool)] = []

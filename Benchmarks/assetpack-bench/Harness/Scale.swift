@@ -4,6 +4,8 @@ struct Scale {
     let quick: Bool
     /// Rounds per contender when given (`--rounds`).
     var rounds: Int?
+    /// The contenders to run when not all (`--only`).
+    var only: Set<String>?
 
     /// Members of the `small-read*` packs (1–16 KiB each).
     var smallMembers: Int { quick ? 10_000 : 100_000 }
@@ -24,5 +26,5 @@ struct Scale {
     var readerRounds: Int { quick ? 1 : 3 }
 
     /// The default measuring plan for in-process contenders.
-    var plan: Plan { Plan(rounds: rounds ?? (quick ? 3 : 7), passSeconds: quick ? 0.04 : 0.15) }
+    var plan: Plan { Plan(rounds: rounds ?? (quick ? 3 : 7), passSeconds: quick ? 0.04 : 0.15, only: only) }
 }

@@ -39,7 +39,7 @@ enum InstallScenario {
         let scratch = dir + "/target"
         let total = Double(members.totalBytes)
 
-        let contenders: [(String, () throws -> Double)] = [
+        let all: [(String, () throws -> Double)] = [
             ("assetpacks", {
                 let manager = try AssetPackManager(container: GroupContainer(path: scratch))
                 return try timed { try manager.installPack(at: zipPath, id: "bench.install") }
@@ -67,6 +67,7 @@ enum InstallScenario {
                 }
             }),
         ]
+        let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
         var seconds = [[Double]](repeating: [], count: contenders.count)
         for round in 0 ..< ctx.scale.installRounds {
             for k in 0 ..< contenders.count {

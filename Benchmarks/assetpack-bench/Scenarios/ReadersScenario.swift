@@ -21,6 +21,7 @@ enum ReadersScenario {
 
     static func run(_ ctx: Context) throws -> [ScenarioResult] {
         let s = ctx.scale
+        if let only = s.only, !only.contains("assetpacks") { return [] }
         let n = s.readersMembers
         let dir = ctx.workspace.root + "/readers-\(n)"
         let members = MemberSet(count: n, sizes: 1024 ... 16384, content: .random, seed: 0x2EAD, ext: "bin")
