@@ -23,7 +23,8 @@ final class Workspace {
             self.root = URL(fileURLWithPath: root).standardizedFileURL.path
             keep = true
         } else {
-            var template = Array((NSTemporaryDirectory() + "/assetpack-bench.XXXXXX").utf8CString)
+            let temporary = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+            var template = Array((temporary + "/assetpack-bench.XXXXXX").utf8CString)
             guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
                 throw BenchError.failed("mkdtemp failed")
             }

@@ -26,10 +26,11 @@ enum Report {
         if !outcomes.isEmpty {
             out.append("#### Targets")
             out.append("")
-            out.append("| case | comparison | target | measured | |")
-            out.append("|---|---|---|---|---|")
+            out.append("| case | comparison | target | measured | | ceiling in this run |")
+            out.append("|---|---|---|---|---|---|")
             for o in outcomes {
-                out.append("| `\(o.target.scenario)` | \(o.target.comparison) | \(o.target.goal) | \(o.measured ?? "") | \(o.met == true ? "met" : "**missed**") |")
+                out.append("| `\(o.target.scenario)` | \(o.target.comparison) | \(o.target.goal) | \(o.measured ?? "") | "
+                    + "\(o.met == true ? "met" : "**missed**") | \(o.ceiling ?? "") |")
             }
             out.append("")
         }
