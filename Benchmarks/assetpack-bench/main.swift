@@ -88,9 +88,14 @@ func runBenchmarks(_ options: Options) throws {
         }
         Log.info("\(s.name): \(s.summary)")
         let t = Clock.seconds
-        let r = try run(context)
+        let cpu = CPUUse.now()
+        var r = try run(context)
+        let other = CPUUse.now().shares(since: cpu, seconds: Clock.seconds - t).other
+        if other >= 0.02 {
+            for i in r.indices { r[i].notes.append("Other processes used \(Int((100 * other).rounded())) % of the CPU during this scenario.") }
+        }
         results += r
-        Log.info("\(s.name): done in \(Format.fixed(Clock.seconds - t, decimals: 1)) s")
+        Log.info("\(s.name): done in \(Format.fixed(Clock.seconds - t, decimals: 1)) s; other processes used \(Int((100 * other).rounded())) % of the CPU")
         for x in r { Log.info("\(x.name):\n" + Report.table(x)) }
     }
     info.finish(seconds: Clock.seconds - start)

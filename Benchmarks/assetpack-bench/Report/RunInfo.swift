@@ -26,12 +26,7 @@ struct RunInfo {
     /// Records how much CPU time others took since the start.
     mutating func finish(seconds: Double) {
         self.seconds = seconds
-        let end = CPUUse.now()
-        let capacity = max(seconds, 1e-9) * Double(ProcessInfo.processInfo.activeProcessorCount)
-        let busy = end.busy - cpuAtStart.busy
-        let ours = end.own - cpuAtStart.own
-        otherShare = max(0, busy - ours) / capacity
-        stealShare = (end.steal - cpuAtStart.steal) / capacity
+        (otherShare, stealShare) = CPUUse.now().shares(since: cpuAtStart, seconds: seconds)
     }
 
     var dateText: String {
@@ -116,5 +111,12 @@ struct CPUUse {
                 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         }
         return use
+    }
+
+    /// The shares of the machine's CPU time that other processes used and
+    /// the hypervisor stole between `start` and this sample, `seconds` apart.
+    func shares(since start: CPUUse, seconds: Double) -> (other: Double, steal: Double) {
+        let capacity = max(seconds, 1e-9) * Double(ProcessInfo.processInfo.activeProcessorCount)
+        return (max(0, (busy - start.busy) - (own - start.own)) / capacity, (steal - start.steal) / capacity)
     }
 }
