@@ -13,11 +13,13 @@ let package = Package(
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Whole-buffer inflate, where the inflated size is known (zlib streams the rest).
+        .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // The syscalls Swift should not spell itself.
         .target(name: "CAssetShim"),
 
         .target(name: "AssetSystem", dependencies: ["CAssetShim"]),
-        .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CCrypto"]),
+        .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
         .target(name: "AssetPacks", dependencies: ["AssetStore"]),
@@ -28,8 +30,6 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibzip", path: "Benchmarks/CLibzip", pkgConfig: "libzip",
                        providers: [.apt(["libzip-dev"])]),
-        .systemLibrary(name: "CLibdeflate", path: "Benchmarks/CLibdeflate", pkgConfig: "libdeflate",
-                       providers: [.apt(["libdeflate-dev"])]),
         .executableTarget(
             name: "assetpack-bench",
             dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem",

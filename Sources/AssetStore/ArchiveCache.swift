@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import AssetSystem
 
@@ -7,16 +8,31 @@ final class ArchiveMap: @unchecked Sendable {
     // Unchecked only for the raw pointer: every property is immutable after
     // init, and the mapping is read-only and never remapped, so any thread
     // may read through it.
-    let region: MappedRegion
     let key: UInt64
     let pack: String
     let base: UnsafeRawPointer?
     let count: Int
+    /// The deallocator of every `Data` that points into this mapping: it
+    /// holds the pages until the last such `Data` is gone. It is made once
+    /// per mapping, so handing out bytes retains it rather than allocating a
+    /// closure for each read.
+    let deallocator: Data.Deallocator
+    private let pages: Pages
+
+    /// Owns the mapping. Held by the map and by its deallocator, so values
+    /// that point into the pages keep them mapped without keeping the map.
+    private final class Pages: @unchecked Sendable {
+        // Unchecked: the region is immutable and read-only (see above).
+        let region: MappedRegion
+        init(_ region: consuming MappedRegion) { self.region = region }
+    }
 
     init(region: consuming MappedRegion, key: UInt64, pack: String) {
         self.base = region.baseAddress
         self.count = region.count
-        self.region = region
+        let pages = Pages(region)
+        self.pages = pages
+        self.deallocator = .custom { _, _ in withExtendedLifetime(pages) {} }
         self.key = key
         self.pack = pack
     }
@@ -32,7 +48,14 @@ final class ArchiveMap: @unchecked Sendable {
 /// leaves the cache; values still pointing into it keep it alive.
 final class ArchiveCache: Sendable {
     let packsPath: String
-    private let maps = Mutex<[UInt64: ArchiveMap]>([:])
+    private let state = Mutex(State())
+
+    private struct State {
+        var maps: [UInt64: ArchiveMap] = [:]
+        /// The mapping found last. Reads mostly go to the pack read just
+        /// before, and a hit here costs one comparison instead of hashing.
+        var last: ArchiveMap?
+    }
 
     init(packsPath: String) { self.packsPath = packsPath }
 
@@ -41,7 +64,13 @@ final class ArchiveCache: Sendable {
     /// caller's snapshot was taken).
     @inline(__always)
     func map(pack: String, key: UInt64) throws(AssetPackError) -> ArchiveMap? {
-        if let hit = maps.withLock({ $0[key] }) { return hit }
+        let hit = state.withLock { s -> ArchiveMap? in
+            if let last = s.last, last.key == key { return last }
+            guard let found = s.maps[key] else { return nil }
+            s.last = found
+            return found
+        }
+        if let hit { return hit }
         return try mapArchive(pack: pack, key: key)
     }
 
@@ -60,18 +89,20 @@ final class ArchiveCache: Sendable {
         } catch {
             throw .system(error)
         }
-        return maps.withLock { maps in
-            if let raced = maps[key] { return raced }
-            for (k, v) in maps where v.pack == pack { maps[k] = nil }
-            maps[key] = map
+        return state.withLock { s in
+            if let raced = s.maps[key] { return raced }
+            for (k, v) in s.maps where v.pack == pack { s.maps[k] = nil }
+            s.maps[key] = map
+            s.last = map
             return map
         }
     }
 
     /// Forgets the mapping of `pack`, if any (after it is removed).
     func evict(pack: String) {
-        maps.withLock { maps in
-            for (k, v) in maps where v.pack == pack { maps[k] = nil }
+        state.withLock { s in
+            for (k, v) in s.maps where v.pack == pack { s.maps[k] = nil }
+            if s.last?.pack == pack { s.last = nil }
         }
     }
 }

@@ -166,7 +166,7 @@ extension AssetStore {
             guard record.size == record.storedSize else {
                 throw .corruptRecord(pack: pack, member: path, reason: "stored member with two sizes")
             }
-            return Data(bytesNoCopy: start, count: Int(record.size), deallocator: .custom { _, _ in withExtendedLifetime(map) {} })
+            return Data(bytesNoCopy: start, count: Int(record.size), deallocator: map.deallocator)
         case .deflated:
             let count = Int(record.size)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)

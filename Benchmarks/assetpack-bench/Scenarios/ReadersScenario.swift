@@ -1,0 +1,91 @@
+import Foundation
+import AssetPacks
+import AssetArchive
+
+/// `readers`: reader processes (this executable, `--worker reader`) reading
+/// stored members of 1–16 KiB by path from one pack of 10,000 (`--quick`:
+/// 2,000) for a fixed time, as in `small-read`.
+///
+/// - `readers/1`, `readers/2`: one, then two reader processes (two cores):
+///   aggregate reads/s, merged latencies.
+/// - `readers/install`: one reader while another process
+///   (`--worker installer`) installs updates of the very pack being read,
+///   alternating two versions, for the whole phase.
+///
+/// Phases alternate (1, 2, install) for several rounds; reads/s is the
+/// median over rounds of the sum over readers.
+enum ReadersScenario {
+    static let scenario = Scenario(
+        "readers", "1 and 2 reader processes, aggregate reads/s; reader latency while another process installs updates"
+    ) { ctx in try run(ctx) }
+
+    static func run(_ ctx: Context) throws -> [ScenarioResult] {
+        let s = ctx.scale
+        if let only = s.only, !only.contains("assetpacks") { return [] }
+        let n = s.readersMembers
+        let dir = ctx.workspace.root + "/readers-\(n)"
+        let members = MemberSet(count: n, sizes: 1024 ... 16384, content: .random, seed: 0x2EAD, ext: "bin")
+        let container = dir + "/container"
+        let pack = "bench.readers"
+        let zips = [dir + "/v1.zip", dir + "/v2.zip"]
+        let pathsFile = dir + "/paths.txt"
+        try ctx.workspace.fill(dir, label: "a pack of \(Format.count(n)) members in two versions") {
+            for (v, zip) in zips.enumerated() {
+                try ArchiveWriter.write((0 ..< n).map { i in
+                    var bytes = members.bytes(i)
+                    bytes[0] ^= UInt8(v)
+                    return ArchiveWriter.Member(path: members.paths[i], source: .bytes(bytes), compression: .stored)
+                }, to: zip)
+            }
+            try AssetStore(container: GroupContainer(path: container)).install(packAt: zips[0], id: pack)
+            try members.paths.joined(separator: "\n").write(toFile: pathsFile, atomically: true, encoding: .utf8)
+        }
+
+        let seconds = String(s.readerSeconds)
+        func reader(_ seed: Int) throws -> WorkerProcess {
+            try WorkerProcess(executable: ctx.executable, ["reader", container, pack, pathsFile, seconds, String(seed)])
+        }
+        var rates = [[Double]](repeating: [], count: 3)
+        var histograms = [Histogram](repeating: Histogram(), count: 3)
+        var batches = [1, 1, 1]
+        var installs = 0
+        var installSeconds = 0.0
+        for round in 0 ..< s.readerRounds {
+            for phase in 0 ..< 3 {
+                var workers: [WorkerProcess] = [try reader(round * 10 + 1)]
+                if phase == 1 { workers.append(try reader(round * 10 + 2)) }
+                let installer = phase == 2
+                    ? try WorkerProcess(executable: ctx.executable, ["installer", container, pack, seconds] + zips.reversed())
+                    : nil
+                for w in workers { try w.waitUntilReady() }
+                try installer?.waitUntilReady()
+                for w in workers { w.go() }
+                installer?.go()
+                var rate = 0.0
+                for w in workers {
+                    let r = try w.result(Workers.ReaderReport.self)
+                    rate += Double(r.ops) / r.seconds
+                    batches[phase] = max(batches[phase], r.batch)
+                    histograms[phase].merge(Histogram(sparse: r.histogram))
+                }
+                if let installer {
+                    let r = try installer.result(Workers.InstallerReport.self)
+                    installs += r.installs
+                    installSeconds += r.seconds
+                }
+                rates[phase].append(rate)
+            }
+        }
+        let m = (0 ..< 3).map { Measurement(contender: "assetpacks", opsPerSecond: median(rates[$0]), histogram: histograms[$0], batch: batches[$0]) }
+        let what = "stored members of 1–16 KiB by path, \(Format.count(n))-member pack, \(seconds) s per phase, \(s.readerRounds) rounds"
+        return [
+            ScenarioResult(name: "readers/1", summary: "one reader process: \(what)", measurements: [m[0]], basis: .none),
+            ScenarioResult(name: "readers/2", summary: "two reader processes, aggregate: \(what)", measurements: [m[1]], basis: .none),
+            ScenarioResult(name: "readers/install", summary: "one reader process while another installs updates of the pack it reads",
+                           measurements: [m[2]], basis: .none,
+                           notes: ["\(installs) installs of the \(Format.count(n))-member pack completed meanwhile "
+                                   + "(\(Format.fixed(Double(installs) / max(installSeconds, 1e-9), decimals: 2))/s); "
+                                   + "idle p99 (readers/1): \(Format.duration(histograms[0].percentile(0.99)))"]),
+        ]
+    }
+}

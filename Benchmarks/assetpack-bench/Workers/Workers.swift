@@ -1,0 +1,117 @@
+import Foundation
+import AssetPacks
+
+/// The hidden `--worker` subcommands that scenarios start as separate
+/// processes.
+///
+///     --worker reader CONTAINER PACK PATHS-FILE SECONDS SEED
+///     --worker installer CONTAINER PACK SECONDS ZIP…
+///     --worker profile CONTAINER PACK PATHS-FILE COUNT random|hot
+enum Workers {
+    /// What a reader reports.
+    struct ReaderReport: Codable {
+        var ops: Int
+        var seconds: Double
+        var batch: Int
+        var histogram: [[UInt64]]
+    }
+
+    /// What an installer reports.
+    struct InstallerReport: Codable {
+        var installs: Int
+        var seconds: Double
+    }
+
+    static func run(_ arguments: [String]) throws {
+        guard let kind = arguments.first else { throw BenchError.usage("--worker needs a kind") }
+        let a = Array(arguments.dropFirst())
+        switch kind {
+        case "reader" where a.count == 5:
+            guard let seconds = Double(a[3]), let seed = UInt64(a[4]) else { throw BenchError.usage("bad reader arguments") }
+            try reader(container: a[0], pack: a[1], pathsFile: a[2], seconds: seconds, seed: seed)
+        case "installer" where a.count >= 4:
+            guard let seconds = Double(a[2]) else { throw BenchError.usage("bad installer arguments") }
+            try installer(container: a[0], pack: a[1], seconds: seconds, zips: Array(a[3...]))
+        case "profile" where a.count == 5:
+            guard let count = Int(a[3]), count > 0 else { throw BenchError.usage("bad profile arguments") }
+            try profile(container: a[0], pack: a[1], pathsFile: a[2], count: count, order: a[4])
+        default:
+            throw BenchError.usage("unknown worker \(arguments)")
+        }
+    }
+
+    /// Reads members by path in random order for `seconds`, alternating
+    /// untimed chunks (for reads/s) and chunks timed as ``Competition``
+    /// times them (for the latency histogram).
+    static func reader(container: String, pack: String, pathsFile: String, seconds: Double, seed: UInt64) throws {
+        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        let paths = try String(contentsOfFile: pathsFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        var op = ContentsRead(manager: manager, pack: pack, paths: paths, consume: false)
+        let warm = Array(0 ..< Int32(paths.count))
+        let warmNs = try warm.withUnsafeBufferPointer { try Contender.pass(&op, $0) }
+        let mean = max(1, Double(warmNs) / Double(paths.count))
+        let batch = mean >= 10 * Clock.overhead ? 1 : Int((10 * Clock.overhead / mean).rounded(.up))
+        let chunk = 4096 - 4096 % batch
+        let order = randomOrder(count: 1 << 20, items: paths.count, seed: seed)
+        handshake()
+
+        var histogram = Histogram()
+        var untimedOps = 0
+        var untimedNs: UInt64 = 0
+        let deadline = Clock.now() + UInt64(seconds * 1e9)
+        var at = 0
+        var timed = false
+        try order.withUnsafeBufferPointer { all in
+            while Clock.now() < deadline {
+                if at + chunk > all.count { at = 0 }
+                let slice = UnsafeBufferPointer(rebasing: all[at ..< at + chunk])
+                if timed {
+                    try Contender.batches(&op, slice, batch: batch, into: &histogram)
+                } else {
+                    untimedNs &+= try Contender.pass(&op, slice)
+                    untimedOps += chunk
+                }
+                timed.toggle()
+                at += chunk
+            }
+        }
+        try report(ReaderReport(ops: untimedOps, seconds: Double(untimedNs) / 1e9, batch: batch, histogram: histogram.sparse))
+    }
+
+    /// Installs the given pack files in turn, as updates of `pack`, until
+    /// `seconds` have passed.
+    static func installer(container: String, pack: String, seconds: Double, zips: [String]) throws {
+        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        handshake()
+        let start = Clock.now()
+        let deadline = start + UInt64(seconds * 1e9)
+        var installs = 0
+        while Clock.now() < deadline {
+            try manager.installPack(at: zips[installs % zips.count], id: pack)
+            installs += 1
+        }
+        try report(InstallerReport(installs: installs, seconds: Double(Clock.now() - start) / 1e9))
+    }
+
+    /// For profilers (`perf`, `valgrind --tool=callgrind`): `count` reads of
+    /// `contents(at:)` in one untimed loop, over random paths of the file or
+    /// the first path only (`hot`); prints the mean time per read.
+    static func profile(container: String, pack: String, pathsFile: String, count: Int, order kind: String) throws {
+        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        let paths = try String(contentsOfFile: pathsFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        var op = ContentsRead(manager: manager, pack: pack, paths: paths, consume: false)
+        let order = kind == "hot" ? [Int32](repeating: 0, count: count) : randomOrder(count: count, items: paths.count, seed: 1)
+        let ns = try order.withUnsafeBufferPointer { try Contender.pass(&op, $0) }
+        print("\(Format.fixed(Double(ns) / Double(count), decimals: 1)) ns per read")
+    }
+
+    /// Writes `ready`, then waits for the parent's line.
+    private static func handshake() {
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        _ = readLine()
+    }
+
+    private static func report<T: Encodable>(_ value: T) throws {
+        FileHandle.standardOutput.write(try JSONEncoder().encode(value))
+    }
+}
