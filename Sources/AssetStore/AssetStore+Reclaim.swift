@@ -18,11 +18,16 @@ extension AssetStore {
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped.
     func findLeftovers() throws(AssetPackError) -> [Leftover] {
-        let referenced = Set(try readPackRecords().records.map(\.archiveName))
         var found: [Leftover] = []
         for name in FileSystem.names(in: container.stagingPath).sorted() {
             let path = container.stagingPath + "/" + name
-            guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true else { continue }
+            guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true,
+                  let twin = try? fd.status() else { continue }
+            // The lock may have come free because its writer finished and
+            // unlinked this name after it was opened here: only a name that
+            // still leads to the locked file is a leftover.
+            guard let now = (try? FileDescriptor.status(of: path, followingLinks: false)) ?? nil,
+                  now.inode == twin.inode, now.device == twin.device else { continue }
             let kind: Leftover.Kind
             let base: String?
             if name.hasSuffix(StagedFile.suffix) {
@@ -36,8 +41,11 @@ extension AssetStore {
                 base = nil
             }
             var garbage: String?
-            if let base, !referenced.contains(base), IndexSchema.parseArchiveName(base) != nil,
-               let twin = try? fd.status(),
+            // Whether a record names the archive is read only now, with the
+            // dead writer's lock held: what it committed before dying is in
+            // this snapshot, and nothing it did can change any more.
+            if let base, let parsed = IndexSchema.parseArchiveName(base),
+               try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey,
                let archive = try? FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false),
                archive.inode == twin.inode, archive.device == twin.device {
                 garbage = base
