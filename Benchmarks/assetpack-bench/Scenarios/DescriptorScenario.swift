@@ -1,3 +1,4 @@
+import Foundation
 import AssetPacks
 
 /// `descriptor`: descriptor handouts per second, each descriptor closed at
@@ -10,6 +11,10 @@ import AssetPacks
 ///   against `open` of the extracted plain file.
 /// - `descriptor/standalone`: a stored member copied into a sealed `memfd`
 ///   (offset 0, exactly the member); against `open` of the extracted file.
+/// - `descriptor/daemon`: a stored member's descriptor from `assetpack
+///   daemon` (another process) over its socket, `SCM_RIGHTS`; against the
+///   bare one-byte Unix-socket round trip. Needs `assetpack` built beside
+///   this executable (`swift build -c release`).
 enum DescriptorScenario {
     static let scenario = Scenario(
         "descriptor", "descriptor handouts per second: stored (archive range), deflated (sealed memfd), standalone"
@@ -36,7 +41,7 @@ enum DescriptorScenario {
                       DescriptorHandout(manager: storedManager, pack: stored.packID, paths: stored.members.paths, options: .standalone)),
             Contender("files", bytes: stored.members.sizes, FilesOpen(paths: stored.filePaths)),
         ], items: stored.members.count, plan: plan, seed: 0xD3)
-        return [
+        var results = [
             ScenarioResult(name: "descriptor/stored",
                            summary: "descriptor of the archive at a stored member (1–16 KiB); files: `open`; unix-socket: one-byte round trip to an echo thread",
                            measurements: range),
@@ -47,5 +52,72 @@ enum DescriptorScenario {
                            summary: "stored member (1–16 KiB) copied into a sealed `memfd`; files: `open`",
                            measurements: standalone),
         ]
+        if let daemon = try DaemonProcess.start(executable: ctx.executable, container: stored.container) {
+            defer { daemon.stop() }
+            let client = AssetPackClient(socketPath: stored.container.daemonSocketPath)
+            let viaDaemon = try Competition.run([
+                Contender("assetpacks", DaemonHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+                Contender("unix-socket", UnixSocketRoundTrip(socket: try EchoSocket())),
+            ], items: stored.members.count, plan: plan, seed: 0xD4)
+            results.append(ScenarioResult(
+                name: "descriptor/daemon",
+                summary: "descriptor of a stored member from `assetpack daemon` over its socket (request, SO_PEERCRED-checked lookup, SCM_RIGHTS reply); "
+                    + "unix-socket: one-byte round trip to an echo thread",
+                measurements: viaDaemon))
+        } else {
+            Log.info("  descriptor/daemon skipped: no assetpack binary beside \(ctx.executable)")
+        }
+        return results
+    }
+}
+
+/// A descriptor from the daemon, closed at once.
+struct DaemonHandout: Operation {
+    let client: AssetPackClient
+    let pack: String
+    let paths: [String]
+
+    @inline(__always)
+    mutating func run(_ item: Int) throws -> Int {
+        let d = try client.descriptor(for: paths[item], searchingInAssetPackWithID: pack)
+        return Int(d.length)
+    }
+}
+
+/// `assetpack daemon` on a container, as a child process.
+final class DaemonProcess {
+    private let process: Process
+
+    private init(_ process: Process) { self.process = process }
+
+    /// Starts the daemon and waits for its "serving" line; `nil` when no
+    /// `assetpack` binary sits beside `executable`.
+    static func start(executable: String, container: GroupContainer) throws -> DaemonProcess? {
+        let binary = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("assetpack").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = ["daemon", "--container", container.path]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var line: [UInt8] = []
+        while true {
+            let byte = err.fileHandleForReading.readData(ofLength: 1)
+            guard let b = byte.first else { throw BenchError.failed("assetpack daemon exited: \(String(decoding: line, as: UTF8.self))") }
+            if b == 0x0a { break }
+            line.append(b)
+        }
+        guard String(decoding: line, as: UTF8.self).contains("serving") else {
+            p.terminate()
+            throw BenchError.failed("assetpack daemon: \(String(decoding: line, as: UTF8.self))")
+        }
+        return DaemonProcess(p)
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
     }
 }

@@ -45,15 +45,11 @@ enum Scenarios {
         ReadersScenario.scenario,
         Scenario("download", "downloading packs from a local HTTP server, against `curl` on the same files",
                  pending: "the downloader (delivery issue) does not exist yet"),
-        Scenario("verify-deep", "`verify --deep` of an installed container, against `sha256sum` on the same files",
-                 pending: "waits for the delivery issue's `verify-deep` hook; the scenario slot is reserved"),
+        VerifyDeepScenario.scenario,
     ]
 
     /// Measured cases that wait for code that does not exist yet.
-    static let pendingCases: [(String, String)] = [
-        ("descriptor/daemon", "descriptor handouts through `assetpack daemon` (against the bare `unix-socket` round trip, "
-            + "already measured in `descriptor/stored`): the daemon does not exist yet"),
-    ]
+    static let pendingCases: [(String, String)] = []
 
     static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
 }
