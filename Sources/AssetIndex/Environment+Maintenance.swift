@@ -60,6 +60,19 @@ extension Environment {
     /// The corresponding C function is `mdb_env_info`.
     public var mapSize: Int { info().mapSize }
 
+    /// The ID of the last transaction committed by any process, read from
+    /// the meta pages without beginning a transaction — cheap enough to ask
+    /// on every lookup, so a cache of lookups can tell that nothing changed
+    /// since a ``ReadTransaction/snapshotID``. The corresponding C function
+    /// is `mdb_env_info`.
+    public var lastCommittedTransactionID: Int {
+        pool.pinningMap { () throws(Never) in
+            var info = MDB_envinfo()
+            _ = mdb_env_info(handle, &info)
+            return info.me_last_txnid
+        }
+    }
+
     /// What ``info()`` reports.
     public struct Info: Sendable, Equatable {
         /// The size of this process's map, in bytes.

@@ -11,6 +11,12 @@ public struct ReadTransaction: ~Copyable, ReadableTransaction {
     @usableFromInline
     init(_ txn: OpaquePointer) { core = TransactionCore(txn: txn) }
 
+    /// The ID of the commit this snapshot shows: equal to
+    /// ``Environment/lastCommittedTransactionID`` while nothing newer has been
+    /// committed. The corresponding C function is `mdb_txn_id`.
+    @inline(__always)
+    public var snapshotID: Int { core.id }
+
     /// The value under `key`, or `nil`. See ``ReadableTransaction``.
     /// The corresponding C function is `mdb_get`.
     @inline(__always)

@@ -54,14 +54,17 @@ extension AssetStore {
     }
 
     /// Finds a member: in pack `pack`, or in every pack when `pack` is nil.
-    /// Returns the pack's ID and the member's record, read in one snapshot.
+    /// Returns the pack's ID and the member's record, read in one snapshot —
+    /// or remembered from a lookup at the last commit (``LookupCache``).
     ///
     /// - Throws: `.assetPackNotFound` when the named pack is not installed,
     ///   `.fileNotFound` when no member has the path, `.ambiguousPath` when
     ///   a path-only lookup finds it in several packs.
     @inline(__always)
     func locate(_ path: String, pack: String?) throws(AssetPackError) -> (pack: String, record: MemberRecord) {
-        try snapshot { (txn) throws(AssetPackError) in
+        let commit = environment.lastCommittedTransactionID
+        if let hit = lookups.lookup(path, pack: pack, commit: commit) { return hit }
+        let (found, snapshot) = try snapshot { (txn) throws(AssetPackError) in
             let id: String
             if let pack {
                 id = pack
@@ -82,8 +85,10 @@ extension AssetStore {
             guard let record = MemberRecord(bytes) else {
                 throw .corruptRecord(pack: id, member: path, reason: "member record has the wrong size or method")
             }
-            return (id, record)
+            return ((pack: id, record: record), txn.snapshotID)
         }
+        lookups.insert(path, pack: pack, found: found, commit: snapshot)
+        return found
     }
 
     /// The member record's bytes, looked up with a key built on the stack.

@@ -27,6 +27,7 @@ public final class AssetStore: Sendable {
     var meta: Database { shared.meta }
     var journal: Database { shared.journal }
     var archives: ArchiveCache { shared.archives }
+    var lookups: LookupCache { shared.lookups }
 
     /// Options for opening a store.
     public struct Options: Sendable {

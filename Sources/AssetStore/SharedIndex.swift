@@ -17,6 +17,7 @@ final class SharedIndex: Sendable {
     let meta: Database
     let journal: Database
     let archives: ArchiveCache
+    let lookups = LookupCache()
 
     private struct Key: Hashable { let device: UInt64; let inode: UInt64 }
     private struct Entry { weak var index: SharedIndex? }

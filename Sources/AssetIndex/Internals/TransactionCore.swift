@@ -9,6 +9,11 @@ struct TransactionCore {
     @usableFromInline
     init(txn: OpaquePointer) { self.txn = txn }
 
+    /// The transaction's ID: for a read, the commit its snapshot shows.
+    /// The corresponding C function is `mdb_txn_id`.
+    @inline(__always)
+    var id: Int { Int(mdb_txn_id(txn)) }
+
     /// The corresponding C function is `mdb_get`.
     @inline(__always)
     func get(_ db: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
