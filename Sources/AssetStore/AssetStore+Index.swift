@@ -1,4 +1,4 @@
-public import AssetIndex
+import AssetIndex
 
 /// Where the store meets the index: every LMDB call goes through these, so
 /// index errors become `AssetPackError.index` in one place.
@@ -30,7 +30,7 @@ extension AssetStore {
 }
 
 /// Runs one index call, turning its error into `AssetPackError.index`.
-@inline(__always)
+@inline(__always) @discardableResult
 func indexCall<R>(_ body: () throws(LMDBError) -> R) throws(AssetPackError) -> R {
     do { return try body() } catch { throw .index(error) }
 }

@@ -1,6 +1,6 @@
 import Foundation
 public import AssetSystem
-public import AssetIndex
+import AssetIndex
 
 /// The storage engine of one group container: the LMDB index of installed
 /// packs and their members, the archives in `packs/`, installs, removals,

@@ -4,7 +4,7 @@
 /// |-----------|-------------------------|-------------------------------------|
 /// | `meta`    | `schema`                | schema version, u32 LE              |
 /// | `packs`   | pack ID                 | ``PackRecord``                      |
-/// | `members` | pack ID, `\0`, path     | ``MemberRecord`` (40 bytes)         |
+/// | `members` | pack ID, `\0`, path     | ``MemberRecord`` (48 bytes)         |
 /// | `paths`   | path                    | pack IDs holding it, `\0`-separated, sorted |
 /// | `journal` | pack ID                 | download journal entry              |
 ///

@@ -43,19 +43,24 @@ public enum FileSystem {
     }
 
     /// Creates the directory `path` and any missing parents. An existing
-    /// directory is fine; an existing non-directory is `ENOTDIR`.
+    /// directory is fine (one `mkdir` call finds it); an existing
+    /// non-directory is `ENOTDIR`.
     public static func createDirectories(_ path: String, permissions: UInt32 = 0o755) throws(Errno) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for part in path.split(separator: "/") {
-            prefix += part
-            let r = cas_mkdirat(-100, prefix, mode_t(permissions))
-            if r < 0 && -r != Errno.fileExists.rawValue {
-                throw Errno(-r, operation: "mkdir", path: prefix)
+        let r = cas_mkdirat(-100, path, mode_t(permissions))
+        if r == 0 { return }
+        switch -r {
+        case Errno.fileExists.rawValue:
+            guard let status = try FileDescriptor.status(of: path), status.isDirectory else {
+                throw Errno(Errno.notDirectory.rawValue, operation: "mkdir", path: path)
             }
-            prefix += "/"
-        }
-        guard let status = try FileDescriptor.status(of: path), status.isDirectory else {
-            throw Errno(Errno.notDirectory.rawValue, operation: "mkdir", path: path)
+        case Errno.noSuchFile.rawValue:
+            let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            guard !parent.isEmpty else { throw Errno(-r, operation: "mkdir", path: path) }
+            try createDirectories(parent, permissions: permissions)
+            let again = cas_mkdirat(-100, path, mode_t(permissions))
+            if again < 0 && -again != Errno.fileExists.rawValue { throw Errno(-again, operation: "mkdir", path: path) }
+        default:
+            throw Errno(-r, operation: "mkdir", path: path)
         }
     }
 

@@ -72,4 +72,14 @@ import AssetSystem
         try tmp.link(as: "named", in: d)
         #expect(try FileDescriptor.open(dir.path + "/named").readToEnd() == [1, 2, 3])
     }
+
+    @Test func createDirectoriesMakesParentsAndRefusesAFileInTheWay() throws {
+        let dir = TemporaryDirectory()
+        try FileSystem.createDirectories(dir.path + "/a/b/c")
+        try FileSystem.createDirectories(dir.path + "/a/b/c")
+        #expect(try FileDescriptor.status(of: dir.path + "/a/b/c")?.isDirectory == true)
+        _ = dir.file("plain", contents: [1])
+        #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain") }
+        #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain/sub") }
+    }
 }
