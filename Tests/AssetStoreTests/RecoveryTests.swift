@@ -20,7 +20,7 @@ import AssetSystem
         let orphan = "a.00000000000000aa.zip"
         try FileManager.default.copyItem(atPath: f.container.packsPath + "/" + installed, toPath: f.container.packsPath + "/" + orphan)
         let staging = "a.0123456789abcdef.install"
-        FileManager.default.createFile(atPath: f.container.stagingPath + "/" + staging, contents: Data(noise(100, seed: 1)))
+        _ = FileManager.default.createFile(atPath: f.container.stagingPath + "/" + staging, contents: Data(noise(100, seed: 1)))
         return (installed, orphan, staging)
     }
 
@@ -82,7 +82,7 @@ import AssetSystem
         // A staging file whose lock another description holds belongs to a
         // writer that is alive.
         let path = f.container.stagingPath + "/b.00000000000000bb.install"
-        FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3]))
         let owner = try FileDescriptor.open(path, .readWrite)
         #expect(try FileLock.tryLock(owner))
         #expect(try store.collectGarbage().isEmpty)

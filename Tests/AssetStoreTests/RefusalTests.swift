@@ -31,7 +31,7 @@ import AssetSystem
     @Test func notAZip() throws {
         try refuse({ f in
             let p = f.root + "/junk.zip"
-            FileManager.default.createFile(atPath: p, contents: Data(noise(1000, seed: 2)))
+            _ = FileManager.default.createFile(atPath: p, contents: Data(noise(1000, seed: 2)))
             return p
         }) { if case .archive = $0 { return true }; return false }
     }
@@ -39,7 +39,7 @@ import AssetSystem
     @Test func emptyFile() throws {
         try refuse({ f in
             let p = f.root + "/empty.zip"
-            FileManager.default.createFile(atPath: p, contents: Data())
+            _ = FileManager.default.createFile(atPath: p, contents: Data())
             return p
         }) { if case .archive = $0 { return true }; return false }
     }

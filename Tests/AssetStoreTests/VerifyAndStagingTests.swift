@@ -35,7 +35,7 @@ import AssetSystem
         let store = try f.store()
         let record = try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]])).record
         try FileSystem.unlink(f.container.packsPath + "/" + record.archiveName)
-        FileManager.default.createFile(atPath: f.container.packsPath + "/stray.zip", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: f.container.packsPath + "/stray.zip", contents: Data([1]))
         let codes = Set(try store.verify().findings.map(\.code))
         #expect(codes == [.archiveOrphan, .archiveMissing])
     }
@@ -45,7 +45,7 @@ import AssetSystem
         let store = try f.store()
         // What a writer killed mid-copy leaves: a named, unlocked staging file.
         let leftover = f.container.stagingPath + "/pack.0123456789abcdef.install"
-        FileManager.default.createFile(atPath: leftover, contents: Data(noise(1000, seed: 1)))
+        _ = FileManager.default.createFile(atPath: leftover, contents: Data(noise(1000, seed: 1)))
         let report = try store.verify()
         #expect(report.findings.map(\.code) == [.stagingLeftover])
         #expect(!report.hasErrors)
