@@ -29,19 +29,22 @@ final class SmallDataset {
     /// Member paths, for lookups by name.
     var names: [String] { members.paths }
 
-    static func prepare(_ ws: Workspace, deflated: Bool) throws -> SmallDataset {
+    /// The data set of `small-read*`; with `sizes` other than the default
+    /// 1–16 KiB, a separate one (`small-read-4k` uses 4 KiB exactly).
+    static func prepare(_ ws: Workspace, deflated: Bool, sizes: ClosedRange<Int> = 1024 ... 16384) throws -> SmallDataset {
         let n = ws.scale.smallMembers
-        return try ws.dataset(deflated ? "small-text-\(n)" : "small-stored-\(n)") { dir in
-            let d = SmallDataset(directory: dir, count: n, deflated: deflated)
+        let suffix = sizes == 1024 ... 16384 ? "" : "-\(sizes.lowerBound)-\(sizes.upperBound)"
+        return try ws.dataset((deflated ? "small-text-\(n)" : "small-stored-\(n)") + suffix) { dir in
+            let d = SmallDataset(directory: dir, count: n, deflated: deflated, sizes: sizes)
             try ws.fill(dir, label: "\(Format.count(n)) \(deflated ? "deflated text" : "stored") members") { try d.build() }
             return d
         }
     }
 
-    private init(directory: String, count: Int, deflated: Bool) {
+    private init(directory: String, count: Int, deflated: Bool, sizes: ClosedRange<Int>) {
         self.directory = directory
         self.deflated = deflated
-        members = MemberSet(count: count, sizes: 1024 ... 16384, content: deflated ? .text : .random,
+        members = MemberSet(count: count, sizes: sizes, content: deflated ? .text : .random,
                             seed: deflated ? 0x7E_0002 : 0x5_0001, ext: deflated ? "json" : "bin")
         packID = deflated ? "bench.text" : "bench.stored"
         container = GroupContainer(path: directory + "/container")

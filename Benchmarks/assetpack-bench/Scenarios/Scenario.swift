@@ -36,6 +36,7 @@ enum Scenarios {
     static let all: [Scenario] = [
         SmallReadScenario.plain,
         SmallReadScenario.consume,
+        SmallReadScenario.fourKiB,
         SmallReadDeflatedScenario.scenario,
         CodecScenario.scenario,
         LargeReadScenario.scenario,

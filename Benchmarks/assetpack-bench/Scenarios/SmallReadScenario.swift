@@ -21,6 +21,22 @@ enum SmallReadScenario {
         "small-read-consume", "as `small-read`, and every contender then sums the bytes"
     ) { ctx in [try run(ctx, consume: true)] }
 
+    /// Issue 2's first benchmark: a 4 KiB stored member by path, against
+    /// `open`/`read`/`close` of the same file extracted on disk.
+    static let fourKiB = Scenario(
+        "small-read-4k", "stored members of exactly 4 KiB by path, against open/read/close of the extracted files"
+    ) { ctx in
+        let d = try SmallDataset.prepare(ctx.workspace, deflated: false, sizes: 4096 ... 4096)
+        let manager = try AssetPackManager(container: d.container)
+        let measured = try Competition.run([
+            Contender("assetpacks", bytes: d.members.sizes, ContentsRead(manager: manager, pack: d.packID, paths: d.members.paths, consume: false)),
+            Contender("files", bytes: d.members.sizes, FilesRead(paths: d.filePaths, buffer: ByteBuffer(capacity: 4096), consume: false)),
+        ], items: d.members.count, plan: ctx.scale.plan, seed: 0x4C)
+        return [ScenarioResult(name: "small-read-4k",
+                               summary: "\(Format.count(d.members.count)) stored members of 4 KiB, random paths, warm cache, by path",
+                               measurements: measured)]
+    }
+
     static func run(_ ctx: Context, consume: Bool) throws -> ScenarioResult {
         let d = try SmallDataset.prepare(ctx.workspace, deflated: false)
         let manager = try AssetPackManager(container: d.container)
