@@ -68,22 +68,14 @@ enum InstallScenario {
             }),
         ]
         let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
-        var seconds = [[Double]](repeating: [], count: contenders.count)
-        for round in 0 ..< ctx.scale.installRounds {
-            for k in 0 ..< contenders.count {
-                let i = (k + round) % contenders.count
+        let seconds = try Passes.run(contenders.map { c in
+            (c.0, {
                 try? FileManager.default.removeItem(atPath: scratch)
-                seconds[i].append(try contenders[i].1())
-                try? FileManager.default.removeItem(atPath: scratch)
-            }
-        }
-        let measured = contenders.indices.map { i in
-            var h = Histogram()
-            for s in seconds[i] { h.record(s * 1e9 / Double(n), count: n) }
-            let typical = median(seconds[i])
-            return Measurement(contender: contenders[i].0, opsPerSecond: Double(n) / typical, histogram: h,
-                               batch: n, bytesPerSecond: total / typical)
-        }
+                defer { try? FileManager.default.removeItem(atPath: scratch) }
+                return try c.1()
+            })
+        }, rounds: ctx.scale.installRounds)
+        let measured = Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: n, bytes: total)
         return ScenarioResult(
             name: "install",
             summary: "install a pack of \(Format.count(n)) stored members of 64–1024 B (\(Format.count(members.totalBytes >> 20)) MiB); "

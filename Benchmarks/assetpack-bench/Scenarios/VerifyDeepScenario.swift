@@ -62,19 +62,8 @@ enum VerifyDeepScenario {
         let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
         for c in contenders { try c.1() }   // warm the page cache and the code
         let rounds = ctx.scale.quick ? 2 : 5
-        var seconds = [[Double]](repeating: [], count: contenders.count)
-        for round in 0 ..< rounds {
-            for k in 0 ..< contenders.count {
-                let i = (k + round) % contenders.count
-                seconds[i].append(try timed(contenders[i].1))
-            }
-        }
-        let measured = contenders.indices.map { i in
-            var h = Histogram()
-            for s in seconds[i] { h.record(s * 1e9, count: 1) }
-            let typical = median(seconds[i])
-            return Measurement(contender: contenders[i].0, opsPerSecond: 1 / typical, histogram: h, batch: 1, bytesPerSecond: total / typical)
-        }
+        let seconds = try Passes.run(contenders.map { c in (c.0, { try timed(c.1) }) }, rounds: rounds)
+        let measured = Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: 1, bytes: total)
         return ScenarioResult(
             name: "verify-deep",
             summary: "verify --deep of \(packs) packs, \(Format.count(Int(total) >> 20)) MiB of archives (3/4 stored media, 1/4 deflated text), "
