@@ -59,12 +59,17 @@ extension AssetStore {
     /// `.retire` twins and the `packs/` files those prove unreferenced.
     /// Called by every writer under the container lock (shared), before its
     /// own work. Other files in `staging/` are left for verify to report.
-    func reclaimLeftovers() throws(AssetPackError) {
+    ///
+    /// - Returns: the paths removed, relative to the container.
+    @discardableResult
+    func reclaimLeftovers() throws(AssetPackError) -> [String] {
+        var removed: [String] = []
         for leftover in try findLeftovers() where leftover.kind != .other {
-            if let archive = leftover.unreferencedArchive {
-                try? FileSystem.unlink(container.packsPath + "/" + archive)
+            if let archive = leftover.unreferencedArchive, (try? FileSystem.unlink(container.packsPath + "/" + archive)) != nil {
+                removed.append("packs/" + archive)
             }
-            try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)
+            if (try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)) != nil { removed.append("staging/" + leftover.name) }
         }
+        return removed
     }
 }

@@ -29,13 +29,7 @@ extension AssetStore {
     @discardableResult
     public func collectGarbage() throws(AssetPackError) -> [String] {
         let lock = try lockContainer(.exclusive)
-        var removed: [String] = []
-        for leftover in try findLeftovers() where leftover.kind != .other {
-            if let archive = leftover.unreferencedArchive, (try? FileSystem.unlink(container.packsPath + "/" + archive)) != nil {
-                removed.append("packs/" + archive)
-            }
-            if (try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)) != nil { removed.append("staging/" + leftover.name) }
-        }
+        var removed = try reclaimLeftovers()
         let named = Set(try allPackRecords().map(\.archiveName))
         for name in FileSystem.names(in: container.packsPath).sorted() where !named.contains(name) && IndexSchema.parseArchiveName(name) != nil {
             if (try? FileSystem.unlink(container.packsPath + "/" + name)) != nil { removed.append("packs/" + name) }

@@ -53,6 +53,9 @@ extension AssetStore {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
         let archiveNames = FileSystem.names(in: container.packsPath).sorted()
+        // A file reaches packs/ only after its twin has its staging name, so
+        // one listing taken after packs/'s shows every live writer's twin.
+        let twinNames = Set(FileSystem.names(in: container.stagingPath))
         let leftovers = try findLeftovers()
         let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
@@ -64,7 +67,7 @@ extension AssetStore {
                 continue
             }
             // A live writer's twin, or gone meanwhile: not a finding.
-            if FileSystem.names(in: container.stagingPath).contains(where: { $0 == name + StagedFile.suffix || $0 == name + RetiringArchive.suffix }) { continue }
+            if twinNames.contains(name + StagedFile.suffix) || twinNames.contains(name + RetiringArchive.suffix) { continue }
             guard (try? FileDescriptor.status(of: container.packsPath + "/" + name)) ?? nil != nil else { continue }
             if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
