@@ -5,7 +5,7 @@ import Synchronization
 /// container itself — it may not even be allowed to read it.
 ///
 /// The API mirrors ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``
-/// and reports the same ``AssetPackError`` cases (`.assetPackNotFound`,
+/// and reports the same ``StoreError`` cases (`.assetPackNotFound`,
 /// `.fileNotFound`, `.ambiguousPath`, …), plus `.daemonUnavailable` when no
 /// daemon answers and `.daemonRefused` when it refuses.
 ///
@@ -41,7 +41,7 @@ public final class AssetPackClient: Sendable {
     ///
     /// - Throws: `.daemonUnavailable` when no daemon listens there
     ///   (`ENOENT`, `ECONNREFUSED`) or the socket cannot be reached (`EACCES`).
-    public static func connect(container: GroupContainer = .default(), timeout: Double = 10) throws(AssetPackError) -> AssetPackClient {
+    public static func connect(container: GroupContainer = .default(), timeout: Double = 10) throws(StoreError) -> AssetPackClient {
         let client = AssetPackClient(socketPath: container.daemonSocketPath, timeout: timeout)
         let connection = try client.open()
         client.state.withLock { $0.connection = connection }
@@ -63,13 +63,13 @@ public final class AssetPackClient: Sendable {
     ///   reply breaks the protocol (`EPROTO`).
     public func descriptor(
         for path: String, searchingInAssetPackWithID id: String? = nil, options: DescriptorOptions = []
-    ) throws(AssetPackError) -> AssetDescriptor {
+    ) throws(StoreError) -> AssetDescriptor {
         let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone)).encoded
         guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
             throw .daemonRefused(socket: socketPath, reason: .requestTooLarge,
                                  message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
-        return try state.withLock { (state) throws(AssetPackError) -> AssetDescriptor in
+        return try state.withLock { (state) throws(StoreError) -> AssetDescriptor in
             var reconnected = false
             while true {
                 let fresh = state.connection == nil
@@ -99,7 +99,7 @@ public final class AssetPackClient: Sendable {
         }
     }
 
-    private func open() throws(AssetPackError) -> Connection {
+    private func open() throws(StoreError) -> Connection {
         do {
             let socket = try UnixSocket.connect(to: socketPath)
             try socket.setTimeouts(milliseconds: max(1, Int(timeout * 1000)))
@@ -112,7 +112,7 @@ public final class AssetPackClient: Sendable {
     private enum Outcome: ~Copyable {
         case descriptor(AssetDescriptor)
         /// The daemon answered with an error.
-        case failure(AssetPackError)
+        case failure(StoreError)
         /// The connection ended before any byte of the reply.
         case closedBeforeReply(Errno)
         /// A timeout, a broken reply, or an end in the middle of one.

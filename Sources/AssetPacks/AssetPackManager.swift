@@ -17,9 +17,9 @@ public final class AssetPackManager: Sendable {
 
     /// A manager for `container` (by default the default group's).
     ///
-    /// - Throws: `AssetPackError` when the container cannot be created or its
+    /// - Throws: `StoreError` when the container cannot be created or its
     ///   index opened.
-    public init(container: GroupContainer = .default(), options: AssetStore.Options = AssetStore.Options()) throws(AssetPackError) {
+    public init(container: GroupContainer = .default(), options: AssetStore.Options = AssetStore.Options()) throws(StoreError) {
         store = try AssetStore(container: container, options: options)
     }
 
@@ -28,14 +28,14 @@ public final class AssetPackManager: Sendable {
 
     /// The installed pack with this ID.
     ///
-    /// - Throws: `AssetPackError.assetPackNotFound` when it is not installed.
-    public func assetPack(withID id: String) throws(AssetPackError) -> AssetPack {
+    /// - Throws: `StoreError.assetPackNotFound` when it is not installed.
+    public func assetPack(withID id: String) throws(StoreError) -> AssetPack {
         guard let record = try store.packRecord(id) else { throw .assetPackNotFound(id) }
         return AssetPack(record)
     }
 
     /// Every installed pack, sorted by ID.
-    public func allAssetPacks() throws(AssetPackError) -> [AssetPack] {
+    public func allAssetPacks() throws(StoreError) -> [AssetPack] {
         try store.allPackRecords().map(AssetPack.init)
     }
 
@@ -50,17 +50,17 @@ public final class AssetPackManager: Sendable {
     ///
     /// - Parameter id: the ID for a plain ZIP that records no manifest
     ///   (default: the file name without its extension).
-    /// - Throws: `AssetPackError.archive` for a malformed or damaged file
+    /// - Throws: `StoreError.archive` for a malformed or damaged file
     ///   (nothing installed changes), `.invalidPackID`, `.lockTimeout`.
     @discardableResult
-    public func installPack(at path: String, id: String? = nil) throws(AssetPackError) -> InstallResult {
+    public func installPack(at path: String, id: String? = nil) throws(StoreError) -> InstallResult {
         let outcome = try store.install(packAt: path, id: id)
         return InstallResult(pack: AssetPack(outcome.record), change: outcome.change)
     }
 
     /// Installs a local pack file. See ``installPack(at:id:)``.
     @discardableResult
-    public func install(packAt url: URL, id: String? = nil) throws(AssetPackError) -> AssetPack {
+    public func install(packAt url: URL, id: String? = nil) throws(StoreError) -> AssetPack {
         try installPack(at: url.path, id: id).pack
     }
 
@@ -72,7 +72,7 @@ public final class AssetPackManager: Sendable {
     ///
     /// - Throws: `.assetPackNotFound(id)`, `.fileNotFound(path)`,
     ///   `.ambiguousPath` when `id` is nil and several packs hold `path`.
-    public func contents(at path: String, searchingInAssetPackWithID id: String? = nil) throws(AssetPackError) -> Data {
+    public func contents(at path: String, searchingInAssetPackWithID id: String? = nil) throws(StoreError) -> Data {
         try store.contents(at: path, inPack: id)
     }
 
@@ -80,12 +80,12 @@ public final class AssetPackManager: Sendable {
     /// See ``AssetStore/descriptor(for:inPack:options:)``.
     public func descriptor(
         for path: String, searchingInAssetPackWithID id: String? = nil, options: DescriptorOptions = []
-    ) throws(AssetPackError) -> AssetDescriptor {
+    ) throws(StoreError) -> AssetDescriptor {
         try store.descriptor(for: path, inPack: id, options: options)
     }
 
     /// The files of pack `id`, sorted by path; with `directory`, only those below it.
-    public func members(inAssetPackWithID id: String, under directory: String? = nil) throws(AssetPackError) -> [AssetMember] {
+    public func members(inAssetPackWithID id: String, under directory: String? = nil) throws(StoreError) -> [AssetMember] {
         try store.members(ofPack: id, under: directory).map(AssetMember.init)
     }
 
@@ -93,7 +93,7 @@ public final class AssetPackManager: Sendable {
     /// handed out stay readable.
     ///
     /// - Throws: `.assetPackNotFound(id)` when it is not installed.
-    public func remove(assetPackWithID id: String) throws(AssetPackError) {
+    public func remove(assetPackWithID id: String) throws(StoreError) {
         try store.remove(pack: id)
     }
 }

@@ -10,13 +10,13 @@ extension AssetPackManifest {
     /// When several selectors select one file, the last explicit
     /// `compression` wins.
     ///
-    /// - Throws: `AssetPackError.invalidManifest` naming the selector when a
+    /// - Throws: `StoreError.invalidManifest` naming the selector when a
     ///   path leaves `root`, does not exist, is of the wrong kind, or a
     ///   directory selects no files.
-    public func members(root: String, manifestPath: String) throws(AssetPackError) -> [ArchiveWriter.Member] {
+    public func members(root: String, manifestPath: String) throws(StoreError) -> [ArchiveWriter.Member] {
         let fm = FileManager.default
         var chosen: [String: ArchiveWriter.Member] = [:]
-        func bad(_ field: String, _ reason: String) -> AssetPackError {
+        func bad(_ field: String, _ reason: String) -> StoreError {
             .invalidManifest(path: manifestPath, field: field, reason: reason)
         }
         func add(_ relative: String, _ compression: ArchiveWriter.Compression) {
@@ -59,7 +59,7 @@ extension AssetPackManifest {
 
     /// Turns a selector path into a clean relative path: no leading `/`, no
     /// `.` or empty components, no `..`, no backslash. `.` alone stays `.`.
-    static func normalize(_ raw: String, field: String, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> String {
+    static func normalize(_ raw: String, field: String, bad: (String, String) -> StoreError) throws(StoreError) -> String {
         guard !raw.hasPrefix("/") else { throw bad(field, "'\(raw)' must be relative to the manifest's directory") }
         guard !raw.contains("\\"), !raw.contains("\0") else { throw bad(field, "'\(raw)' has a backslash or NUL") }
         var parts: [Substring] = []

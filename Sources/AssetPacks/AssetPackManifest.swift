@@ -45,10 +45,10 @@ public struct AssetPackManifest: Sendable, Hashable {
 
     /// Reads and checks the manifest at `path`.
     ///
-    /// - Throws: `AssetPackError.invalidManifest` naming the file, the field
+    /// - Throws: `StoreError.invalidManifest` naming the file, the field
     ///   (such as `fileSelectors[2].directory`) and what is wrong with it;
     ///   `.system` when the file cannot be read.
-    public static func load(path: String) throws(AssetPackError) -> AssetPackManifest {
+    public static func load(path: String) throws(StoreError) -> AssetPackManifest {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -63,8 +63,8 @@ public struct AssetPackManifest: Sendable, Hashable {
     }
 
     /// Parses manifest JSON. `path` names the manifest in errors.
-    public static func parse(_ data: Data, path: String) throws(AssetPackError) -> AssetPackManifest {
-        func bad(_ field: String, _ reason: String) -> AssetPackError {
+    public static func parse(_ data: Data, path: String) throws(StoreError) -> AssetPackManifest {
+        func bad(_ field: String, _ reason: String) -> StoreError {
             .invalidManifest(path: path, field: field, reason: reason)
         }
         let root: Any
@@ -102,7 +102,7 @@ public struct AssetPackManifest: Sendable, Hashable {
         return AssetPackManifest(assetPackID: id, downloadPolicy: policy, fileSelectors: selectors, platforms: platforms)
     }
 
-    private static func parsePolicy(_ value: Any?, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> DownloadPolicy {
+    private static func parsePolicy(_ value: Any?, bad: (String, String) -> StoreError) throws(StoreError) -> DownloadPolicy {
         guard let value else { throw bad("downloadPolicy", "is missing") }
         guard let policy = value as? [String: Any] else { throw bad("downloadPolicy", "must be an object") }
         guard policy.count == 1, let (kind, body) = policy.first else {
@@ -138,7 +138,7 @@ public struct AssetPackManifest: Sendable, Hashable {
         }
     }
 
-    private static func parseSelectors(_ value: Any?, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> [FileSelector] {
+    private static func parseSelectors(_ value: Any?, bad: (String, String) -> StoreError) throws(StoreError) -> [FileSelector] {
         guard let value else { throw bad("fileSelectors", "is missing") }
         guard let list = value as? [Any] else { throw bad("fileSelectors", "must be an array") }
         guard !list.isEmpty else { throw bad("fileSelectors", "selects nothing: add a file or directory selector") }

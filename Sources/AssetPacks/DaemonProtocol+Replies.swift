@@ -30,7 +30,7 @@ enum DaemonReply {
     }
 
     /// The failure that carries `error` for a request about `path` in `pack`.
-    static func failure(for error: AssetPackError, pack: String?, path: String) -> [UInt8] {
+    static func failure(for error: StoreError, pack: String?, path: String) -> [UInt8] {
         let message = error.description
         switch error {
         case .assetPackNotFound(let id):
@@ -102,7 +102,7 @@ enum DaemonReply {
     }
 
     /// Turns a failure body back into the error it carries.
-    static func error(status: UInt16, body: UnsafeRawBufferPointer, socket: String) -> Result<AssetPackError, ProtocolViolation> {
+    static func error(status: UInt16, body: UnsafeRawBufferPointer, socket: String) -> Result<StoreError, ProtocolViolation> {
         guard body.count >= 10 else { return .failure(.init("a failure body of \(body.count) bytes")) }
         let number = body.littleEndian(Int64.self, at: 0)
         let count = Int(body.littleEndian(UInt16.self, at: 8))
@@ -121,7 +121,7 @@ enum DaemonReply {
         guard at == body.count, let message = fields.popLast() else { return .failure(.init("a failure without a message")) }
         let f = fields
         func need(_ range: ClosedRange<Int>) -> Bool { range.contains(f.count) }
-        let bad = Result<AssetPackError, ProtocolViolation>.failure(.init("status \(status) with \(f.count) fields"))
+        let bad = Result<StoreError, ProtocolViolation>.failure(.init("status \(status) with \(f.count) fields"))
         guard let known = DaemonStatus(rawValue: status) else {
             return .success(.daemonRefused(socket: socket, reason: .failed, message: message))
         }
@@ -151,7 +151,7 @@ enum DaemonReply {
             guard need(1...2), let code = Int32(exactly: number) else { return bad }
             return .success(.index(LMDBError(code, operation: "descriptor daemon: " + f[0], path: f.count == 2 ? f[1] : nil)))
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
-            let reason = AssetPackError.DaemonRefusal(rawValue: status) ?? .failed
+            let reason = StoreError.DaemonRefusal(rawValue: status) ?? .failed
             return .success(.daemonRefused(socket: socket, reason: reason, message: message))
         }
     }

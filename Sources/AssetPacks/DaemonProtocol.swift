@@ -57,8 +57,8 @@ public enum DaemonProtocol {
 }
 
 /// A reply's status on the wire. Codes 1–10 carry a store error that the
-/// client turns back into the same ``AssetPackError`` case; codes from 64
-/// are the daemon's refusals (``AssetPackError/DaemonRefusal``).
+/// client turns back into the same ``StoreError`` case; codes from 64
+/// are the daemon's refusals (``StoreError/DaemonRefusal``).
 ///
 /// Fields before the final message, per status:
 /// ``assetPackNotFound``: ID. ``fileNotFound``: path, and the pack when one
@@ -77,13 +77,13 @@ public enum DaemonStatus: UInt16, Sendable {
     case invalidPath = 5
     case corruptRecord = 6
     case archiveMissing = 7
-    /// A deflated member's data failed its check (``AssetPackError/archive(_:)``).
+    /// A deflated member's data failed its check (``StoreError/archive(_:)``).
     case archiveDamaged = 8
     /// A system call failed in the daemon; the number is the `errno`.
     case system = 9
     /// The index failed in the daemon; the number is the LMDB code.
     case index = 10
-    /// Codes from 64 are refusals, ``AssetPackError/DaemonRefusal``.
+    /// Codes from 64 are refusals, ``StoreError/DaemonRefusal``.
     case peerNotAllowed = 64
     case malformedRequest = 65
     case requestTooLarge = 66

@@ -36,12 +36,12 @@ extension DescriptorDaemon {
         /// Looks the member up and sends its descriptor or the error.
         /// Returns whether the reply was sent.
         private func answer(_ request: DaemonRequest) -> Bool {
-            let result: Result<AssetDescriptor, AssetPackError>
-            if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(AssetPackError) in try PackID.validate(pack) }) {
+            let result: Result<AssetDescriptor, StoreError>
+            if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(StoreError) in try PackID.validate(pack) }) {
                 result = .failure(error)
             } else {
                 daemon.lookups.wait()
-                result = Result { () throws(AssetPackError) in
+                result = Result { () throws(StoreError) in
                     try daemon.manager.descriptor(for: request.path, searchingInAssetPackWithID: request.pack,
                                                   options: request.standalone ? .standalone : [])
                 }

@@ -76,7 +76,7 @@ public final class DescriptorDaemon: Sendable {
     ///   daemon serves the container (with its pid when it answers),
     ///   `EEXIST` when something that is not a socket has the socket's name,
     ///   and the errors of `bind`, `chgrp` and the lock.
-    public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(AssetPackError) {
+    public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(StoreError) {
         let container = manager.container
         let path = container.daemonSocketPath
         let lockPath = container.locksPath + "/daemon.lock"

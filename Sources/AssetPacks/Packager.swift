@@ -12,10 +12,10 @@ public enum Packager {
     ///   - root: the directory selector paths are relative to; by default
     ///     the manifest's own directory.
     /// - Returns: the written archive, parsed.
-    /// - Throws: `AssetPackError.invalidManifest` for manifest and selection
+    /// - Throws: `StoreError.invalidManifest` for manifest and selection
     ///   errors, `.archive` when writing fails.
     @discardableResult
-    public static func package(manifestAt manifestPath: String, root: String? = nil, output: String) throws(AssetPackError) -> ZipArchive {
+    public static func package(manifestAt manifestPath: String, root: String? = nil, output: String) throws(StoreError) -> ZipArchive {
         let manifest = try AssetPackManifest.load(path: manifestPath)
         let base = root ?? (URL(fileURLWithPath: manifestPath).deletingLastPathComponent().path)
         return try package(manifest, root: base, manifestPath: manifestPath, output: output)
@@ -23,7 +23,7 @@ public enum Packager {
 
     /// Packages an already parsed manifest. See ``package(manifestAt:root:output:)``.
     @discardableResult
-    public static func package(_ manifest: AssetPackManifest, root: String, manifestPath: String, output: String) throws(AssetPackError) -> ZipArchive {
+    public static func package(_ manifest: AssetPackManifest, root: String, manifestPath: String, output: String) throws(StoreError) -> ZipArchive {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else {
             throw .invalidManifest(path: manifestPath, field: "", reason: "root directory \(root) does not exist")

@@ -63,7 +63,7 @@ final class ArchiveCache: Sendable {
     /// Returns `nil` when the file is gone (removed or replaced after the
     /// caller's snapshot was taken).
     @inline(__always)
-    func map(pack: String, key: UInt64) throws(AssetPackError) -> ArchiveMap? {
+    func map(pack: String, key: UInt64) throws(StoreError) -> ArchiveMap? {
         let hit = state.withLock { s -> ArchiveMap? in
             if let last = s.last, last.key == key { return last }
             guard let found = s.maps[key] else { return nil }
@@ -74,7 +74,7 @@ final class ArchiveCache: Sendable {
         return try mapArchive(pack: pack, key: key)
     }
 
-    private func mapArchive(pack: String, key: UInt64) throws(AssetPackError) -> ArchiveMap? {
+    private func mapArchive(pack: String, key: UInt64) throws(StoreError) -> ArchiveMap? {
         let name = IndexSchema.archiveName(pack: pack, archiveKey: key)
         let path = packsPath + "/" + name
         let map: ArchiveMap

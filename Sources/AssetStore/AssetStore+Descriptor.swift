@@ -12,8 +12,8 @@ extension AssetStore {
     ///
     /// - Throws: as ``contents(at:inPack:)``, and `.system` when a descriptor
     ///   cannot be made.
-    public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(AssetPackError) -> AssetDescriptor {
-        try withMember(path, inPack: pack) { (id, record, map) throws(AssetPackError) -> AssetDescriptor? in
+    public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(StoreError) -> AssetDescriptor {
+        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> AssetDescriptor? in
             guard record.method == .stored && !options.contains(.standalone) else {
                 return try memoryDescriptor(of: record, path: path, pack: id, in: map)
             }
@@ -35,7 +35,7 @@ extension AssetStore {
     }
 
     /// A sealed memfd holding the member, inflated straight into it.
-    private func memoryDescriptor(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(AssetPackError) -> AssetDescriptor {
+    private func memoryDescriptor(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> AssetDescriptor {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count) else {
             throw .corruptRecord(pack: pack, member: path, reason: "data lies outside the archive")

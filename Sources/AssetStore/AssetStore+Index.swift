@@ -1,11 +1,11 @@
 import AssetIndex
 
 /// Where the store meets the index: every LMDB call goes through these, so
-/// index errors become `AssetPackError.index` in one place.
+/// index errors become `StoreError.index` in one place.
 extension AssetStore {
     /// Runs `body` in a read snapshot.
     @inline(__always)
-    func snapshot<R>(_ body: (borrowing ReadTransaction) throws(AssetPackError) -> R) throws(AssetPackError) -> R {
+    func snapshot<R>(_ body: (borrowing ReadTransaction) throws(StoreError) -> R) throws(StoreError) -> R {
         do {
             return try environment.read(body)
         } catch {
@@ -17,7 +17,7 @@ extension AssetStore {
     }
 
     /// Runs `body` in a write transaction and commits it.
-    func update<R>(_ body: (borrowing WriteTransaction) throws(AssetPackError) -> R) throws(AssetPackError) -> R {
+    func update<R>(_ body: (borrowing WriteTransaction) throws(StoreError) -> R) throws(StoreError) -> R {
         do {
             return try environment.write(body)
         } catch {
@@ -29,8 +29,8 @@ extension AssetStore {
     }
 }
 
-/// Runs one index call, turning its error into `AssetPackError.index`.
+/// Runs one index call, turning its error into `StoreError.index`.
 @inline(__always) @discardableResult
-func indexCall<R>(_ body: () throws(LMDBError) -> R) throws(AssetPackError) -> R {
+func indexCall<R>(_ body: () throws(LMDBError) -> R) throws(StoreError) -> R {
     do { return try body() } catch { throw .index(error) }
 }

@@ -37,13 +37,13 @@ extension AssetStore {
     ///     its ID must be installed under that ID.
     ///   - catalogVersion: the version a catalog gave, recorded as the version.
     ///   - source: where the pack came from, recorded for people (default: `path`).
-    /// - Throws: `AssetPackError.archive` for a malformed or damaged archive
+    /// - Throws: `StoreError.archive` for a malformed or damaged archive
     ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
     ///   `.system`, `.index`.
     @discardableResult
     public func install(
         packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil
-    ) throws(AssetPackError) -> InstallOutcome {
+    ) throws(StoreError) -> InstallOutcome {
         let sourceFile: FileDescriptor
         do { sourceFile = try FileDescriptor.open(path) } catch { throw .system(error) }
         let sourceStatus: FileStatus
@@ -93,7 +93,7 @@ extension AssetStore {
         } catch {
             throw .system(error)
         }
-        try update { (txn) throws(AssetPackError) in
+        try update { (txn) throws(StoreError) in
             try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
                                 packs: packs, members: members, paths: paths)
             CrashPoint.hit("install.index.written")
@@ -113,7 +113,7 @@ extension AssetStore {
 
     /// Links a retirement twin of `record`'s archive, before the switch
     /// that drops it. `nil` when there is no record (or no archive).
-    func retire(_ record: PackRecord?) throws(AssetPackError) -> RetiringArchive? {
+    func retire(_ record: PackRecord?) throws(StoreError) -> RetiringArchive? {
         guard let record else { return nil }
         do {
             return try RetiringArchive(archiveName: record.archiveName, packsPath: container.packsPath, stagingPath: container.stagingPath)
@@ -123,7 +123,7 @@ extension AssetStore {
     }
 
     /// Copies `source` into a new staging file and flushes it.
-    private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(AssetPackError) -> StagedFile {
+    private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(StoreError) -> StagedFile {
         do {
             let staged = try StagedFile(in: container.stagingPath, label: label)
             CrashPoint.hit("install.staging-named")
@@ -138,7 +138,7 @@ extension AssetStore {
     }
 
     /// The ID a validated pack installs under.
-    private func resolveID(of pack: PackFile, requested: String?) throws(AssetPackError) -> String {
+    private func resolveID(of pack: PackFile, requested: String?) throws(StoreError) -> String {
         if let recorded = pack.description?.id {
             if let requested, requested != recorded {
                 throw .invalidPackID(requested, reason: "\(pack.path) records the ID '\(recorded)'")
@@ -156,7 +156,7 @@ extension AssetStore {
     }
 
     /// A random archive key that no installed pack uses.
-    private func newArchiveKey(for id: String) throws(AssetPackError) -> UInt64 {
+    private func newArchiveKey(for id: String) throws(StoreError) -> UInt64 {
         let used = Set(try readPackRecords().records.map(\.archiveKey))
         while true {
             let key = UInt64.random(in: 1...UInt64.max)
@@ -170,7 +170,7 @@ extension AssetStore {
     static func writeIndex(
         of record: PackRecord, entries: [ArchiveEntry], replacing id: String, txn: borrowing WriteTransaction,
         packs: Database, members: Database, paths: Database
-    ) throws(AssetPackError) {
+    ) throws(StoreError) {
         let prefix = IndexSchema.memberPrefix(pack: id)
         var old = Set<[UInt8]>()
         try indexCall { () throws(LMDBError) in

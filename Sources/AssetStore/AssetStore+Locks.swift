@@ -6,13 +6,13 @@ extension AssetStore {
     /// Lock files may be removed (with their pack) while another process
     /// waits on them, so after the lock is granted the file must still be the
     /// one at the lock path; if not, the lock is taken again on the new file.
-    func lockPack(_ id: String) throws(AssetPackError) -> FileLock {
+    func lockPack(_ id: String) throws(StoreError) -> FileLock {
         try Self.lock(path: container.lockPath(forPack: id), kind: .exclusive, wait: lockWait)
     }
 
     /// Takes the container lock: shared by installs and removals, exclusive
     /// for container-wide work (garbage collection, repair).
-    func lockContainer(_ kind: FileLock.Kind, wait: FileLock.Wait? = nil) throws(AssetPackError) -> FileLock {
+    func lockContainer(_ kind: FileLock.Kind, wait: FileLock.Wait? = nil) throws(StoreError) -> FileLock {
         try Self.lock(path: container.containerLockPath, kind: kind, wait: wait ?? lockWait)
     }
 
@@ -21,7 +21,7 @@ extension AssetStore {
     ///
     /// - Throws: `.lockTimeout` when `wait` runs out (or is `.none` and the
     ///   lock is held), `.system` for other failures.
-    static func lock(path: String, kind: FileLock.Kind, wait: FileLock.Wait) throws(AssetPackError) -> FileLock {
+    static func lock(path: String, kind: FileLock.Kind, wait: FileLock.Wait) throws(StoreError) -> FileLock {
         while true {
             let lock: FileLock
             do {

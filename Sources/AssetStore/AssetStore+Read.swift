@@ -18,11 +18,11 @@ public struct MemberInfo: Sendable, Hashable {
 
 extension AssetStore {
     /// The record of pack `id`, or `nil` if it is not installed.
-    public func packRecord(_ id: String) throws(AssetPackError) -> PackRecord? {
-        try snapshot { (txn) throws(AssetPackError) in try Self.packRecord(id, txn: txn, packs: packs) }
+    public func packRecord(_ id: String) throws(StoreError) -> PackRecord? {
+        try snapshot { (txn) throws(StoreError) in try Self.packRecord(id, txn: txn, packs: packs) }
     }
 
-    static func packRecord(_ id: String, txn: borrowing some ReadableTransaction & ~Copyable, packs: Database) throws(AssetPackError) -> PackRecord? {
+    static func packRecord(_ id: String, txn: borrowing some ReadableTransaction & ~Copyable, packs: Database) throws(StoreError) -> PackRecord? {
         guard let bytes = try indexCall({ () throws(LMDBError) in try txn.get(packs, key: Array(id.utf8)) }) else { return nil }
         return try PackRecord(id: id, decoding: bytes)
     }
@@ -31,15 +31,15 @@ extension AssetStore {
     ///
     /// - Throws: `.corruptRecord` when a pack record is damaged (verify
     ///   reports it, repair rebuilds it).
-    public func allPackRecords() throws(AssetPackError) -> [PackRecord] {
+    public func allPackRecords() throws(StoreError) -> [PackRecord] {
         let (records, damaged) = try readPackRecords()
         if let first = damaged.first { throw .corruptRecord(pack: first, member: nil, reason: "pack record cannot be decoded") }
         return records
     }
 
     /// The pack records that decode, and the IDs of those that do not.
-    func readPackRecords() throws(AssetPackError) -> (records: [PackRecord], damaged: [String]) {
-        try snapshot { (txn) throws(AssetPackError) in
+    func readPackRecords() throws(StoreError) -> (records: [PackRecord], damaged: [String]) {
+        try snapshot { (txn) throws(StoreError) in
             var records: [PackRecord] = []
             var damaged: [String] = []
             try indexCall { () throws(LMDBError) in
@@ -61,10 +61,10 @@ extension AssetStore {
     ///   `.fileNotFound` when no member has the path, `.ambiguousPath` when
     ///   a path-only lookup finds it in several packs.
     @inline(__always)
-    func locate(_ path: String, pack: String?) throws(AssetPackError) -> (pack: String, record: MemberRecord) {
+    func locate(_ path: String, pack: String?) throws(StoreError) -> (pack: String, record: MemberRecord) {
         let commit = environment.lastCommittedTransactionID
         if let hit = lookups.lookup(path, pack: pack, commit: commit) { return hit }
-        let (found, snapshot) = try snapshot { (txn) throws(AssetPackError) in
+        let (found, snapshot) = try snapshot { (txn) throws(StoreError) in
             let id: String
             if let pack {
                 id = pack
@@ -95,15 +95,15 @@ extension AssetStore {
     @inline(__always)
     static func memberValue(
         pack: String, path: String, txn: borrowing some ReadableTransaction & ~Copyable, members: Database
-    ) throws(AssetPackError) -> UnsafeRawBufferPointer? {
+    ) throws(StoreError) -> UnsafeRawBufferPointer? {
         var pack = pack
         var path = path
         return try pack.withUTF8 { p in
             path.withUTF8 { q in
-                Result { () throws(AssetPackError) in
+                Result { () throws(StoreError) in
                     let count = p.count + 1 + q.count
                     return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { key in
-                        Result { () throws(AssetPackError) in
+                        Result { () throws(StoreError) in
                             key.baseAddress!.copyMemory(from: p.baseAddress!, byteCount: p.count)
                             key[p.count] = 0
                             if q.count > 0 { (key.baseAddress! + p.count + 1).copyMemory(from: q.baseAddress!, byteCount: q.count) }
@@ -127,8 +127,8 @@ extension AssetStore {
     /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`;
     ///   `.archive` when a deflated member's data is damaged; `.corruptRecord`
     ///   when the index points outside the archive.
-    public func contents(at path: String, inPack pack: String? = nil) throws(AssetPackError) -> Data {
-        try withMember(path, inPack: pack) { (id, record, map) throws(AssetPackError) in
+    public func contents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
+        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
             try Self.data(of: record, path: path, pack: id, in: map)
         }
     }
@@ -142,8 +142,8 @@ extension AssetStore {
     @inline(__always)
     func withMember<R: ~Copyable>(
         _ path: String, inPack pack: String?,
-        _ body: (String, MemberRecord, ArchiveMap) throws(AssetPackError) -> R?
-    ) throws(AssetPackError) -> R {
+        _ body: (String, MemberRecord, ArchiveMap) throws(StoreError) -> R?
+    ) throws(StoreError) -> R {
         var missing: UInt64?
         var attempt = 0
         while true {
@@ -160,7 +160,7 @@ extension AssetStore {
     }
 
     @inline(__always)
-    static func data(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(AssetPackError) -> Data {
+    static func data(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> Data {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count), let base = map.base else {
             throw .corruptRecord(pack: pack, member: path, reason: "data lies outside the archive")
@@ -190,8 +190,8 @@ extension AssetStore {
     /// below it (`"Levels"` and `"Levels/"` both mean everything under `Levels/`).
     ///
     /// - Throws: `.assetPackNotFound` when the pack is not installed.
-    public func members(ofPack id: String, under directory: String? = nil) throws(AssetPackError) -> [MemberInfo] {
-        try snapshot { (txn) throws(AssetPackError) in
+    public func members(ofPack id: String, under directory: String? = nil) throws(StoreError) -> [MemberInfo] {
+        try snapshot { (txn) throws(StoreError) in
             guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
             var prefix = IndexSchema.memberPrefix(pack: id)
             let base = prefix.count

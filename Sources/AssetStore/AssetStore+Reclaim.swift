@@ -17,7 +17,7 @@ extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped.
-    func findLeftovers() throws(AssetPackError) -> [Leftover] {
+    func findLeftovers() throws(StoreError) -> [Leftover] {
         var found: [Leftover] = []
         for name in FileSystem.names(in: container.stagingPath).sorted() {
             let path = container.stagingPath + "/" + name
@@ -62,7 +62,7 @@ extension AssetStore {
     ///
     /// - Returns: the paths removed, relative to the container.
     @discardableResult
-    func reclaimLeftovers() throws(AssetPackError) -> [String] {
+    func reclaimLeftovers() throws(StoreError) -> [String] {
         var removed: [String] = []
         for leftover in try findLeftovers() where leftover.kind != .other {
             if let archive = leftover.unreferencedArchive, (try? FileSystem.unlink(container.packsPath + "/" + archive)) != nil {

@@ -27,7 +27,7 @@ extension AssetStore {
     /// - Throws: `.lockTimeout`, `.index`, `.corruptRecord` when a pack record
     ///   cannot be read (then nothing in `packs/` is removed), `.system`.
     @discardableResult
-    public func collectGarbage() throws(AssetPackError) -> [String] {
+    public func collectGarbage() throws(StoreError) -> [String] {
         let lock = try lockContainer(.exclusive)
         var removed = try reclaimLeftovers()
         let named = Set(try allPackRecords().map(\.archiveName))

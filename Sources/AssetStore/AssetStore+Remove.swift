@@ -8,7 +8,7 @@ extension AssetStore {
     ///
     /// - Throws: `.assetPackNotFound` when it is not installed, `.lockTimeout`,
     ///   `.index`.
-    public func remove(pack id: String) throws(AssetPackError) {
+    public func remove(pack id: String) throws(StoreError) {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("remove.locked-container")
@@ -23,7 +23,7 @@ extension AssetStore {
         }
         var retiring = try retire(record)
         CrashPoint.hit("remove.retire-linked")
-        try update { (txn) throws(AssetPackError) in
+        try update { (txn) throws(StoreError) in
             guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
             CrashPoint.hit("remove.index.written")
@@ -43,7 +43,7 @@ extension AssetStore {
     /// Deletes pack `id`'s record, members and path entries.
     static func writeIndex(
         removing id: String, txn: borrowing WriteTransaction, packs: Database, members: Database, paths: Database
-    ) throws(AssetPackError) {
+    ) throws(StoreError) {
         let prefix = IndexSchema.memberPrefix(pack: id)
         var memberPaths: [[UInt8]] = []
         try indexCall { () throws(LMDBError) in

@@ -9,47 +9,47 @@ extension AssetStore {
     /// only when it is provably garbage (a dead writer's twin, a partial
     /// download nobody owns, the cache, a lock of an absent pack); anything
     /// else that must go is moved to `quarantine/`.
-    func repair(_ report: VerificationReport, verdicts: [PackVerdict], carryOut: Bool) throws(AssetPackError) -> [VerificationReport.Repair] {
+    func repair(_ report: VerificationReport, verdicts: [PackVerdict], carryOut: Bool) throws(StoreError) -> [VerificationReport.Repair] {
         var plan = RepairPlan(carryOut: carryOut)
         let codes = Set(report.findings.map(\.code))
         func objects(_ code: FindingCode) -> [VerificationReport.Finding] { report.findings.filter { $0.code == code } }
 
         if codes.contains(.schemaMissing) {
-            try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(AssetPackError) in
-                try update { (txn) throws(AssetPackError) in
+            try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(StoreError) in
+                try update { (txn) throws(StoreError) in
                     var v = IndexSchema.version.littleEndian
                     try indexCall { () throws(LMDBError) in try txn.put(meta, key: IndexSchema.schemaKey, value: withUnsafeBytes(of: &v) { Array($0) }) }
                 }
             }
         }
         if codes.contains(.staleReader) {
-            try plan.act([.staleReader], pack: nil, "clear \(objects(.staleReader).count) stale reader slot(s)") { () throws(AssetPackError) in
+            try plan.act([.staleReader], pack: nil, "clear \(objects(.staleReader).count) stale reader slot(s)") { () throws(StoreError) in
                 _ = try indexCall { () throws(LMDBError) in try environment.clearStaleReaders() }
             }
         }
         if codes.contains(.stagingLeftover) || codes.contains(.archiveUncommitted) {
             let names = (objects(.stagingLeftover) + objects(.archiveUncommitted)).compactMap(\.object)
-            try plan.act([.stagingLeftover, .archiveUncommitted], pack: nil, "remove what dead writers left: \(names.joined(separator: ", "))") { () throws(AssetPackError) in
+            try plan.act([.stagingLeftover, .archiveUncommitted], pack: nil, "remove what dead writers left: \(names.joined(separator: ", "))") { () throws(StoreError) in
                 try reclaimLeftovers()
             }
         }
         for f in objects(.stagingUnknown) {
             guard let name = f.object else { continue }
-            try plan.act([.stagingUnknown], pack: nil, "quarantine staging/\(name)") { () throws(AssetPackError) in
+            try plan.act([.stagingUnknown], pack: nil, "quarantine staging/\(name)") { () throws(StoreError) in
                 try quarantine(container.stagingPath + "/" + name)
             }
         }
         for f in objects(.journalOrphanDownload) + objects(.cacheLeftover) {
             guard let name = f.object else { continue }
             let path = (f.code == .cacheLeftover ? container.cachePath : container.stagingPath) + "/" + name
-            try plan.act([f.code], pack: nil, "delete \(path.dropFirst(container.path.count + 1))") { () throws(AssetPackError) in
+            try plan.act([f.code], pack: nil, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
                 do throws(Errno) { try FileSystem.unlink(path) } catch where error == .noSuchFile {} catch { throw .system(error) }
             }
         }
         for f in objects(.journalMissingStaging) {
             guard let pack = f.pack else { continue }
-            try plan.act([.journalMissingStaging], pack: pack, "restart the download of '\(pack)' from zero") { () throws(AssetPackError) in
-                try update { (txn) throws(AssetPackError) in
+            try plan.act([.journalMissingStaging], pack: pack, "restart the download of '\(pack)' from zero") { () throws(StoreError) in
+                try update { (txn) throws(StoreError) in
                     guard let bytes = try indexCall({ () throws(LMDBError) in try txn.get(journal, key: pack) }),
                           var entry = JournalEntry(pack: pack, decoding: bytes) else { return }
                     entry.stagingName = nil
@@ -59,7 +59,7 @@ extension AssetStore {
         }
         for f in objects(.lockOrphan) {
             guard let name = f.object else { continue }
-            try plan.act([.lockOrphan], pack: f.pack, "delete locks/\(name)") { () throws(AssetPackError) in
+            try plan.act([.lockOrphan], pack: f.pack, "delete locks/\(name)") { () throws(StoreError) in
                 let path = container.locksPath + "/" + name
                 guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true else { return }
                 try? FileSystem.unlink(path)
@@ -78,14 +78,14 @@ extension AssetStore {
                 let packCodes = Set(report.findings.filter { $0.pack == id }.map(\.code)).sorted { $0.rawValue < $1.rawValue }
                 let redownload = verdict.record.catalogVersion != nil || verdict.record.source.contains("://")
                 try plan.act(packCodes, pack: id, "quarantine packs/\(verdict.record.archiveName), remove '\(id)' from the index" +
-                             (redownload ? " and mark it for re-download" : "")) { () throws(AssetPackError) in
+                             (redownload ? " and mark it for re-download" : "")) { () throws(StoreError) in
                     try quarantine(container.packsPath + "/" + verdict.record.archiveName)
                     try deindex(id, redownloadFrom: redownload ? verdict.record : nil)
                 }
                 indexChanged = true
             } else if verdict.indexDamaged {
                 let packCodes = Set(report.findings.filter { $0.pack == id }.map(\.code)).sorted { $0.rawValue < $1.rawValue }
-                try plan.act(packCodes, pack: id, "re-index '\(id)' from its intact archive") { () throws(AssetPackError) in
+                try plan.act(packCodes, pack: id, "re-index '\(id)' from its intact archive") { () throws(StoreError) in
                     try reindex(verdict.record)
                 }
                 indexChanged = true
@@ -93,28 +93,28 @@ extension AssetStore {
         }
         for f in objects(.packRecordDamaged) {
             guard let id = f.pack else { continue }
-            try plan.act([.packRecordDamaged], pack: id, "rebuild the record of '\(id)' from its archive, or remove it") { () throws(AssetPackError) in
+            try plan.act([.packRecordDamaged], pack: id, "rebuild the record of '\(id)' from its archive, or remove it") { () throws(StoreError) in
                 try rebuildRecord(id)
             }
             indexChanged = true
         }
         let orphanPacks = Set(objects(.memberOrphan).compactMap(\.pack)).sorted()
         for pack in orphanPacks {
-            try plan.act([.memberOrphan], pack: pack, "delete the member records of '\(pack)'") { () throws(AssetPackError) in
-                try update { (txn) throws(AssetPackError) in
+            try plan.act([.memberOrphan], pack: pack, "delete the member records of '\(pack)'") { () throws(StoreError) in
+                try update { (txn) throws(StoreError) in
                     _ = try indexCall { () throws(LMDBError) in try txn.deleteAll(members, prefix: IndexSchema.memberPrefix(pack: pack)) }
                 }
             }
             indexChanged = true
         }
         if indexChanged || codes.contains(.pathsMismatch) || codes.contains(.pathsMissing) || codes.contains(.pathsExtra) {
-            try plan.act([.pathsMismatch, .pathsMissing, .pathsExtra].filter(codes.contains), pack: nil, "rebuild the path index from the member records") { () throws(AssetPackError) in
+            try plan.act([.pathsMismatch, .pathsMissing, .pathsExtra].filter(codes.contains), pack: nil, "rebuild the path index from the member records") { () throws(StoreError) in
                 try rebuildPathIndex()
             }
         }
         for f in objects(.archiveOrphan) {
             guard let name = f.object else { continue }
-            try plan.act([.archiveOrphan], pack: f.pack, "quarantine packs/\(name)") { () throws(AssetPackError) in
+            try plan.act([.archiveOrphan], pack: f.pack, "quarantine packs/\(name)") { () throws(StoreError) in
                 try quarantine(container.packsPath + "/" + name)
             }
         }
@@ -123,7 +123,7 @@ extension AssetStore {
 
     /// Moves `path` into `quarantine/` under its name and a timestamp. A
     /// missing file is fine (nothing to move).
-    func quarantine(_ path: String) throws(AssetPackError) {
+    func quarantine(_ path: String) throws(StoreError) {
         let dir = container.path + "/quarantine"
         do {
             try FileSystem.createDirectories(dir)
@@ -137,8 +137,8 @@ extension AssetStore {
 
     /// Removes pack `id` from the index; with a record, leaves a journal entry
     /// asking for it to be downloaded again from where it came.
-    private func deindex(_ id: String, redownloadFrom record: PackRecord?) throws(AssetPackError) {
-        try update { (txn) throws(AssetPackError) in
+    private func deindex(_ id: String, redownloadFrom record: PackRecord?) throws(StoreError) {
+        try update { (txn) throws(StoreError) in
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
             try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: id) }
             if let record {
@@ -152,7 +152,7 @@ extension AssetStore {
     }
 
     /// Whether the archive of `record` has the recorded size and SHA-256.
-    private func archiveMatchesRecord(_ record: PackRecord) throws(AssetPackError) -> Bool {
+    private func archiveMatchesRecord(_ record: PackRecord) throws(StoreError) -> Bool {
         guard let fd = try? FileDescriptor.open(container.packsPath + "/" + record.archiveName),
               let status = try? fd.status(), status.size == Int64(record.archiveSize),
               let region = try? MappedRegion(mapping: fd, count: Int(status.size)) else { return false }
@@ -160,12 +160,12 @@ extension AssetStore {
     }
 
     /// Rewrites pack `record.id`'s member records from its archive.
-    private func reindex(_ record: PackRecord) throws(AssetPackError) {
+    private func reindex(_ record: PackRecord) throws(StoreError) {
         let pack = try PackFile.validate(path: container.packsPath + "/" + record.archiveName)
         var fixed = record
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
-        try update { (txn) throws(AssetPackError) in
+        try update { (txn) throws(StoreError) in
             try Self.writeIndex(of: fixed, entries: pack.archive.entries, replacing: record.id, txn: txn,
                                 packs: packs, members: members, paths: paths)
         }
@@ -174,7 +174,7 @@ extension AssetStore {
     /// Rebuilds a damaged pack record from the one intact archive in
     /// `packs/` named for the pack; without one, removes the pack from the
     /// index and quarantines its candidates.
-    private func rebuildRecord(_ id: String) throws(AssetPackError) {
+    private func rebuildRecord(_ id: String) throws(StoreError) {
         let candidates = FileSystem.names(in: container.packsPath).sorted().filter { IndexSchema.parseArchiveName($0)?.pack == id }
         if candidates.count == 1, let key = IndexSchema.parseArchiveName(candidates[0])?.archiveKey,
            let pack = try? PackFile.validate(path: container.packsPath + "/" + candidates[0]),
@@ -185,7 +185,7 @@ extension AssetStore {
                 memberCount: UInt64(pack.archive.entries.count), totalSize: pack.totalSize,
                 installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
                 source: container.packsPath + "/" + candidates[0])
-            try update { (txn) throws(AssetPackError) in
+            try update { (txn) throws(StoreError) in
                 try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: id, txn: txn,
                                     packs: packs, members: members, paths: paths)
             }
@@ -196,8 +196,8 @@ extension AssetStore {
     }
 
     /// Recomputes the whole path index from the member records.
-    private func rebuildPathIndex() throws(AssetPackError) {
-        try update { (txn) throws(AssetPackError) in
+    private func rebuildPathIndex() throws(StoreError) {
+        try update { (txn) throws(StoreError) in
             var holders: [[UInt8]: [String]] = [:]
             try indexCall { () throws(LMDBError) in
                 try txn.forEach(members) { key, _ in
@@ -220,7 +220,7 @@ struct RepairPlan {
     let carryOut: Bool
     var repairs: [VerificationReport.Repair] = []
 
-    mutating func act(_ codes: [FindingCode], pack: String?, _ action: String, _ body: () throws(AssetPackError) -> Void) throws(AssetPackError) {
+    mutating func act(_ codes: [FindingCode], pack: String?, _ action: String, _ body: () throws(StoreError) -> Void) throws(StoreError) {
         if carryOut { try body() }
         repairs.append(VerificationReport.Repair(codes: codes, pack: pack, action: action, done: carryOut))
     }

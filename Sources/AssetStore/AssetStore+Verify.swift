@@ -38,7 +38,7 @@ extension AssetStore {
     ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
     ///   installed; `.index`/`.system` when the container cannot be read.
-    public func verify(options: VerificationOptions = VerificationOptions()) throws(AssetPackError) -> VerificationReport {
+    public func verify(options: VerificationOptions = VerificationOptions()) throws(StoreError) -> VerificationReport {
         var report = VerificationReport()
         guard options.repair && !options.dryRun else {
             var verdicts = try checkWithVerdicts(options, into: &report)
@@ -66,9 +66,9 @@ extension AssetStore {
     }
 
     /// Runs every check into `report`; returns what it learned per pack.
-    func checkWithVerdicts(_ options: VerificationOptions, into report: inout VerificationReport) throws(AssetPackError) -> [PackVerdict] {
+    func checkWithVerdicts(_ options: VerificationOptions, into report: inout VerificationReport) throws(StoreError) -> [PackVerdict] {
         var verdicts: [PackVerdict] = []
-        try snapshot { (txn) throws(AssetPackError) in
+        try snapshot { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
                 report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
             }
@@ -76,7 +76,7 @@ extension AssetStore {
             try indexCall { () throws(LMDBError) in
                 try txn.forEach(packs) { key, value in
                     let id = String(decoding: key, as: UTF8.self)
-                    do throws(AssetPackError) { records.append(try PackRecord(id: id, decoding: value)) } catch {
+                    do throws(StoreError) { records.append(try PackRecord(id: id, decoding: value)) } catch {
                         report.add(.packRecordDamaged, pack: id, object: nil, error.description)
                     }
                     return true
@@ -104,7 +104,7 @@ extension AssetStore {
         return verdicts
     }
 
-    private func checkPack(_ record: PackRecord, txn: borrowing ReadTransaction, deep: Bool, report: inout VerificationReport) throws(AssetPackError) -> PackVerdict {
+    private func checkPack(_ record: PackRecord, txn: borrowing ReadTransaction, deep: Bool, report: inout VerificationReport) throws(StoreError) -> PackVerdict {
         report.packsChecked += 1
         var verdict = PackVerdict(record: record)
         let id = record.id
@@ -157,7 +157,7 @@ extension AssetStore {
     /// Compares the pack's member records with the archive's entries (when
     /// the archive parsed). Returns whether the index is damaged.
     private func checkMembers(of record: PackRecord, entries: [String: ArchiveEntry]?, size: UInt64,
-                              txn: borrowing ReadTransaction, report: inout VerificationReport) throws(AssetPackError) -> Bool {
+                              txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) -> Bool {
         let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
         var seen = Set<String>()

@@ -4,7 +4,7 @@ import AssetSystem
 extension AssetStore {
     /// The path index agrees with the member records; every member record
     /// belongs to an installed pack.
-    func checkIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(AssetPackError) {
+    func checkIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) {
         var ids = Set(records.map(\.id))
         try indexCall { () throws(LMDBError) in
             try txn.forEach(packs) { key, _ in ids.insert(String(decoding: key, as: UTF8.self)); return true }
@@ -49,7 +49,7 @@ extension AssetStore {
     /// reader slots.
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
-    func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(AssetPackError) {
+    func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
         let archiveNames = FileSystem.names(in: container.packsPath).sorted()

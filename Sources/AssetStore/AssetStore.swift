@@ -51,10 +51,10 @@ public final class AssetStore: Sendable {
     /// Stores of one container in one process share the index and the
     /// archive mappings.
     ///
-    /// - Throws: `AssetPackError.system` when the directories cannot be made,
+    /// - Throws: `StoreError.system` when the directories cannot be made,
     ///   `.index` when LMDB cannot open, `.unsupportedSchema` when the index
     ///   was written by an incompatible version.
-    public init(container: GroupContainer, options: Options = Options()) throws(AssetPackError) {
+    public init(container: GroupContainer, options: Options = Options()) throws(StoreError) {
         self.container = container
         self.lockWait = options.lockWait
         if options.createsContainer {
@@ -75,8 +75,8 @@ public final class AssetStore: Sendable {
 
     /// Writes the schema version into a new index (when `create`), or checks
     /// an existing one's.
-    private func checkSchema(create: Bool) throws(AssetPackError) {
-        let found: UInt32? = try snapshot { (txn) throws(AssetPackError) in
+    private func checkSchema(create: Bool) throws(StoreError) {
+        let found: UInt32? = try snapshot { (txn) throws(StoreError) in
             try Self.schemaVersion(in: txn, meta: meta)
         }
         if let found {
@@ -86,7 +86,7 @@ public final class AssetStore: Sendable {
             return
         }
         guard create else { return }
-        try update { (txn) throws(AssetPackError) in
+        try update { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
                 var v = IndexSchema.version.littleEndian
                 try indexCall { () throws(LMDBError) in
@@ -96,7 +96,7 @@ public final class AssetStore: Sendable {
         }
     }
 
-    static func schemaVersion(in txn: borrowing some ReadableTransaction & ~Copyable, meta: Database) throws(AssetPackError) -> UInt32? {
+    static func schemaVersion(in txn: borrowing some ReadableTransaction & ~Copyable, meta: Database) throws(StoreError) -> UInt32? {
         let value = try indexCall { () throws(LMDBError) in try txn.get(meta, key: IndexSchema.schemaKey) }
         guard let value else { return nil }
         guard value.count == 4 else { return 0 }

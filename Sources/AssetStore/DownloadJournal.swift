@@ -64,8 +64,8 @@ public struct JournalEntry: Sendable, Hashable {
 
 extension AssetStore {
     /// Every journal entry; undecodable ones are skipped.
-    public func journalEntries() throws(AssetPackError) -> [JournalEntry] {
-        try snapshot { (txn) throws(AssetPackError) in
+    public func journalEntries() throws(StoreError) -> [JournalEntry] {
+        try snapshot { (txn) throws(StoreError) in
             var entries: [JournalEntry] = []
             try indexCall { () throws(LMDBError) in
                 try txn.forEach(journal) { key, value in

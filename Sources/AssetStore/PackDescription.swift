@@ -35,13 +35,13 @@ public struct PackDescription: Sendable, Hashable {
     /// Reads a description from an archive comment. Returns `nil` when the
     /// comment does not start with the marker (an ordinary ZIP).
     ///
-    /// - Throws: `AssetPackError.invalidRecordedManifest` when it does but the
+    /// - Throws: `StoreError.invalidRecordedManifest` when it does but the
     ///   rest is not a valid description.
-    public static func decode(archiveComment comment: [UInt8], archive: String) throws(AssetPackError) -> PackDescription? {
+    public static func decode(archiveComment comment: [UInt8], archive: String) throws(StoreError) -> PackDescription? {
         let marker = Array((commentMarker + "\n").utf8)
         guard comment.starts(with: marker) else { return nil }
         let json = Data(comment[marker.count...])
-        func bad(_ reason: String) -> AssetPackError { .invalidRecordedManifest(archive: archive, reason: reason) }
+        func bad(_ reason: String) -> StoreError { .invalidRecordedManifest(archive: archive, reason: reason) }
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
             throw bad("not a JSON object")
         }
@@ -85,8 +85,8 @@ public enum PackID {
     /// Checks that `id` is 1 to 128 characters from `A-Z a-z 0-9 . _ -`,
     /// starting with a letter or digit — safe as a file name and a key prefix.
     ///
-    /// - Throws: `AssetPackError.invalidPackID` saying which rule it breaks.
-    public static func validate(_ id: String) throws(AssetPackError) {
+    /// - Throws: `StoreError.invalidPackID` saying which rule it breaks.
+    public static func validate(_ id: String) throws(StoreError) {
         let bytes = Array(id.utf8)
         guard !bytes.isEmpty else { throw .invalidPackID(id, reason: "it is empty") }
         guard bytes.count <= maximumLength else {

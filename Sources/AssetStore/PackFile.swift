@@ -28,7 +28,7 @@ public struct PackFile: Sendable {
     }
 
     /// Checks the file at `path`. See ``validate(descriptor:path:)``.
-    public static func validate(path: String) throws(AssetPackError) -> PackFile {
+    public static func validate(path: String) throws(StoreError) -> PackFile {
         let fd: FileDescriptor
         do { fd = try FileDescriptor.open(path) } catch { throw .system(error) }
         return try validate(descriptor: fd, path: path)
@@ -38,9 +38,9 @@ public struct PackFile: Sendable {
     /// parses and validates the ZIP structure, checks every member's data, and
     /// hashes the whole file.
     ///
-    /// - Throws: `AssetPackError.notAFile` for a non-regular file, `.archive`
+    /// - Throws: `StoreError.notAFile` for a non-regular file, `.archive`
     ///   with the first problem found, `.invalidRecordedManifest`, `.system`.
-    public static func validate(descriptor: borrowing FileDescriptor, path: String) throws(AssetPackError) -> PackFile {
+    public static func validate(descriptor: borrowing FileDescriptor, path: String) throws(StoreError) -> PackFile {
         let status: FileStatus
         do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
         guard status.isRegularFile else { throw .notAFile(path) }

@@ -9,25 +9,25 @@ enum PathIndex {
         value.split(separator: 0).map { String(decoding: UnsafeRawBufferPointer(rebasing: $0), as: UTF8.self) }
     }
 
-    static func add(pack: String, to path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(AssetPackError) {
+    static func add(pack: String, to path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(StoreError) {
         var ids = try current(path, txn: txn, paths: paths)
         guard !ids.contains(pack) else { return }
         ids.append(pack)
         try store(ids, at: path, txn: txn, paths: paths)
     }
 
-    static func remove(pack: String, from path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(AssetPackError) {
+    static func remove(pack: String, from path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(StoreError) {
         var ids = try current(path, txn: txn, paths: paths)
         guard let i = ids.firstIndex(of: pack) else { return }
         ids.remove(at: i)
         try store(ids, at: path, txn: txn, paths: paths)
     }
 
-    private static func current(_ path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(AssetPackError) -> [String] {
+    private static func current(_ path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(StoreError) -> [String] {
         try indexCall { () throws(LMDBError) in try txn.get(paths, key: path).map(packs(in:)) ?? [] }
     }
 
-    private static func store(_ ids: [String], at path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(AssetPackError) {
+    private static func store(_ ids: [String], at path: [UInt8], txn: borrowing WriteTransaction, paths: Database) throws(StoreError) {
         if ids.isEmpty {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(paths, key: path) }
         } else {

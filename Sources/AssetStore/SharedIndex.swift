@@ -34,12 +34,12 @@ final class SharedIndex: Sendable {
     }
 
     /// The shared index of `container`, opening it if this process has not.
-    static func open(container: GroupContainer, options storeOptions: AssetStore.Options) throws(AssetPackError) -> SharedIndex {
+    static func open(container: GroupContainer, options storeOptions: AssetStore.Options) throws(StoreError) -> SharedIndex {
         let status: FileStatus?
         do { status = try FileDescriptor.status(of: container.indexPath) } catch { throw .system(error) }
         guard let status else { throw .system(Errno(2, operation: "open index", path: container.indexPath)) }
         let key = Key(device: status.device, inode: status.inode)
-        return try open.withLock { (table) throws(AssetPackError) -> SharedIndex in
+        return try open.withLock { (table) throws(StoreError) -> SharedIndex in
             if let existing = table[key]?.index { return existing }
             var options = Environment.Options()
             options.mapSize = storeOptions.initialMapSize

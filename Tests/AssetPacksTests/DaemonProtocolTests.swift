@@ -58,9 +58,9 @@ import AssetIndex
     }
 
     /// Encodes `error` as the daemon would and decodes it as the client does.
-    func roundTrip(_ error: AssetPackError) -> AssetPackError? {
+    func roundTrip(_ error: StoreError) -> StoreError? {
         let reply = DaemonReply.failure(for: error, pack: "p", path: "m")
-        return reply.withUnsafeBytes { raw -> AssetPackError? in
+        return reply.withUnsafeBytes { raw -> StoreError? in
             guard case .success(let h) = DaemonReply.parseHeader(raw), h.length == raw.count - 16 else { return nil }
             guard case .success(let e) = DaemonReply.error(status: h.status, body: UnsafeRawBufferPointer(rebasing: raw[16...]), socket: "/s") else { return nil }
             return e
@@ -68,7 +68,7 @@ import AssetIndex
     }
 
     @Test func storeErrorsCrossTheWireAsTheSameCase() {
-        let cases: [AssetPackError] = [
+        let cases: [StoreError] = [
             .assetPackNotFound("p"), .fileNotFound(path: "a/b", pack: "p"), .fileNotFound(path: "a/b", pack: nil),
             .ambiguousPath("a", packs: ["p", "q"]), .invalidPackID("x/y", reason: "why"), .invalidPath("", reason: "empty"),
             .corruptRecord(pack: "p", member: "m", reason: "r"), .corruptRecord(pack: "p", member: nil, reason: "r"),
@@ -100,7 +100,7 @@ import AssetIndex
     }
 
     @Test func refusalsComeBackWithTheirReason() {
-        for reason in [AssetPackError.DaemonRefusal.peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed] {
+        for reason in [StoreError.DaemonRefusal.peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed] {
             let reply = DaemonReply.failure(DaemonStatus(rawValue: reason.rawValue)!, message: "because")
             let back = reply.withUnsafeBytes { raw in
                 DaemonReply.error(status: DaemonStatus(rawValue: reason.rawValue)!.rawValue, body: UnsafeRawBufferPointer(rebasing: raw[16...]), socket: "/s")

@@ -46,22 +46,22 @@ import AssetSystem
         let f = StoreFixture()
         let store = try f.store()
         try store.install(packAt: try f.pack("p.zip", id: "p", ["a": [1]]))
-        #expect(throws: AssetPackError.self) { _ = try store.contents(at: "a", inPack: "q") }
+        #expect(throws: StoreError.self) { _ = try store.contents(at: "a", inPack: "q") }
         do {
             _ = try store.contents(at: "a", inPack: "q")
-        } catch AssetPackError.assetPackNotFound(let id) {
+        } catch StoreError.assetPackNotFound(let id) {
             #expect(id == "q")
         }
         do {
             _ = try store.contents(at: "b", inPack: "p")
             Issue.record("no error")
-        } catch AssetPackError.fileNotFound(let path, let pack) {
+        } catch StoreError.fileNotFound(let path, let pack) {
             #expect(path == "b" && pack == "p")
         }
         do {
             _ = try store.contents(at: "b")
             Issue.record("no error")
-        } catch AssetPackError.fileNotFound(let path, let pack) {
+        } catch StoreError.fileNotFound(let path, let pack) {
             #expect(path == "b" && pack == nil)
         }
     }
@@ -75,7 +75,7 @@ import AssetSystem
         do {
             _ = try store.contents(at: "shared.txt")
             Issue.record("ambiguous lookup succeeded")
-        } catch AssetPackError.ambiguousPath(let path, let packs) {
+        } catch StoreError.ambiguousPath(let path, let packs) {
             #expect(path == "shared.txt" && packs == ["alpha", "beta"])
         }
         #expect(Array(try store.contents(at: "shared.txt", inPack: "beta")) == [3])
@@ -91,7 +91,7 @@ import AssetSystem
         #expect(try store.members(ofPack: "p", under: "a").map(\.path) == ["a/1", "a/2"])
         #expect(try store.members(ofPack: "p", under: "a/").map(\.size) == [1, 2])
         #expect(try store.members(ofPack: "p", under: "c").isEmpty)
-        #expect(throws: AssetPackError.self) { _ = try store.members(ofPack: "zz") }
+        #expect(throws: StoreError.self) { _ = try store.members(ofPack: "zz") }
     }
 
     @Test func plainZipInstallsOnDemandUnderItsFileStem() throws {
@@ -105,7 +105,7 @@ import AssetSystem
         do {
             try store.install(packAt: f.root + "/x y.zip")
             Issue.record("a file stem with a space became an ID")
-        } catch AssetPackError.invalidPackID(let id, let reason) {
+        } catch StoreError.invalidPackID(let id, let reason) {
             #expect(id == "x y" && reason.contains("--id"))
         }
     }
@@ -117,7 +117,7 @@ import AssetSystem
         do {
             try store.install(packAt: pack, id: "other")
             Issue.record("installed under another ID")
-        } catch AssetPackError.invalidPackID(let id, _) {
+        } catch StoreError.invalidPackID(let id, _) {
             #expect(id == "other")
         }
         #expect(try store.allPackRecords().isEmpty)

@@ -69,7 +69,7 @@ import AssetSystem
         var options = AssetStore.Options()
         options.lockWait = .seconds(0.1)
         let store = try f.store(options)
-        #expect(throws: AssetPackError.self) { try store.collectGarbage() }
+        #expect(throws: StoreError.self) { try store.collectGarbage() }
         _ = consume writer
         #expect(try store.collectGarbage() == ["staging/" + left.staging, "packs/" + left.orphan])
         #expect(try store.collectGarbage().isEmpty)

@@ -9,7 +9,7 @@ import AssetSystem
     /// Installs a good pack, then tries `bad`; checks the error and that
     /// nothing in the container changed.
     func refuse(_ bad: (StoreFixture) throws -> String, id: String? = nil,
-                check: (AssetPackError) -> Bool) throws {
+                check: (StoreError) -> Bool) throws {
         let f = StoreFixture()
         let store = try f.store()
         try store.install(packAt: try f.pack("good.zip", id: "good", ["a": [1, 2, 3]]))

@@ -15,8 +15,8 @@ import AssetSystem
         #expect(v2.record.generation == 2 && v2.record.version == "2")
         #expect(Array(try store.contents(at: "a", inPack: "p")) == text(1000, "two "))
         #expect(Array(try store.contents(at: "new")) == [2])
-        #expect(throws: AssetPackError.self) { _ = try store.contents(at: "gone", inPack: "p") }
-        #expect(throws: AssetPackError.self) { _ = try store.contents(at: "gone") }
+        #expect(throws: StoreError.self) { _ = try store.contents(at: "gone", inPack: "p") }
+        #expect(throws: StoreError.self) { _ = try store.contents(at: "gone") }
         // The old archive is gone from packs/, but bytes already handed out stay valid.
         #expect(FileManager.default.fileExists(atPath: f.container.packsPath + "/" + v1.archiveName) == false)
         #expect(FileSystem.names(in: f.container.packsPath) == [v2.record.archiveName])
@@ -48,13 +48,13 @@ import AssetSystem
         do {
             _ = try store.contents(at: "a", inPack: "p")
             Issue.record("removed pack still readable")
-        } catch AssetPackError.assetPackNotFound(let id) {
+        } catch StoreError.assetPackNotFound(let id) {
             #expect(id == "p")
         }
         do {
             try store.remove(pack: "p")
             Issue.record("removed twice")
-        } catch AssetPackError.assetPackNotFound(let id) {
+        } catch StoreError.assetPackNotFound(let id) {
             #expect(id == "p")
         }
         let report = try store.verify(options: .init(deep: true))
@@ -71,7 +71,7 @@ import AssetSystem
         try writer.install(packAt: try f.pack("p2.zip", id: "p", ["a": [8]]))
         #expect(Array(try reader.contents(at: "a", inPack: "p")) == [8])
         try writer.remove(pack: "p")
-        #expect(throws: AssetPackError.self) { _ = try reader.contents(at: "a", inPack: "p") }
+        #expect(throws: StoreError.self) { _ = try reader.contents(at: "a", inPack: "p") }
     }
 
     @Test func removingAnInvalidIDIsRefused() throws {
@@ -80,7 +80,7 @@ import AssetSystem
         do {
             try store.remove(pack: "../etc")
             Issue.record("accepted")
-        } catch AssetPackError.invalidPackID(let id, _) {
+        } catch StoreError.invalidPackID(let id, _) {
             #expect(id == "../etc")
         }
     }

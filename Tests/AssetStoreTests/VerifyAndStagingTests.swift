@@ -63,7 +63,7 @@ import AssetSystem
         do {
             try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]]))
             Issue.record("installed while the lock was held")
-        } catch AssetPackError.lockTimeout(let path, let seconds) {
+        } catch StoreError.lockTimeout(let path, let seconds) {
             #expect(path == f.container.lockPath(forPack: "a") && seconds == 0.2)
         }
         _ = consume held

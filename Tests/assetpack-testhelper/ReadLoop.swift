@@ -54,7 +54,7 @@ enum ReadLoop {
             i += 1
             let member = members[i % members.count]
             let mode = i % 3
-            do throws(AssetPackError) {
+            do throws(StoreError) {
                 var version: Int?
                 var h: Held?
                 switch mode {

@@ -19,7 +19,7 @@ enum WriteLoop {
             let round = step / (versions + 1)
             let slot = step % (versions + 1)
             step += 1
-            do throws(AssetPackError) {
+            do throws(StoreError) {
                 if slot == versions {
                     guard round % 2 == 1 else { continue }
                     try manager.remove(assetPackWithID: id)

@@ -62,14 +62,14 @@ final class MatrixFixture {
     }
 
     func member(_ id: String, _ path: String) throws -> MemberRecord {
-        try store.snapshot { (txn) throws(AssetPackError) in
+        try store.snapshot { (txn) throws(StoreError) in
             MemberRecord(try indexCall { () throws(LMDBError) in try txn.get(store.members, key: IndexSchema.memberKey(pack: id, path: path)) }!)!
         }
     }
 
     /// Changes the index directly, as damage would.
     func edit(_ body: (borrowing WriteTransaction, AssetStore) throws(LMDBError) -> Void) throws {
-        try store.update { (txn) throws(AssetPackError) in
+        try store.update { (txn) throws(StoreError) in
             try indexCall { () throws(LMDBError) in try body(txn, store) }
         }
     }

@@ -84,7 +84,7 @@ import AssetPacks
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let client = try AssetPackClient.connect(container: manager.container)
-        #expect(throws: AssetPackError.self) { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "nothing") }
+        #expect(throws: StoreError.self) { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "nothing") }
         do { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "nothing"); Issue.record("found") } catch {
             guard case .assetPackNotFound("nothing") = error else { Issue.record("\(error)"); return }
         }

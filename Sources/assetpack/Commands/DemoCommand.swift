@@ -24,7 +24,7 @@ enum DemoCommand: Command {
             try runDemo(work: work, containerPath: arguments.value("container") ?? work + "/container")
             if arguments.flag("keep") { Output.line("kept \(work)") }
             return ExitCode.success
-        } catch let error as AssetPackError {
+        } catch let error as StoreError {
             throw .from(error)
         } catch let error as Failure {
             throw .failure("demo check failed: \(error.message)")
@@ -106,7 +106,7 @@ enum DemoCommand: Command {
         do {
             _ = try manager.contents(at: "README.txt", searchingInAssetPackWithID: id)
             throw Failure(message: "removed pack still readable")
-        } catch AssetPackError.assetPackNotFound(let missing) {
+        } catch StoreError.assetPackNotFound(let missing) {
             try check(missing == id, "wrong pack named in the error")
         }
         try check(held == files["Media/intro.png"], "bytes held across the removal changed")

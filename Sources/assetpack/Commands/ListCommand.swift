@@ -40,7 +40,7 @@ enum ListCommand: Command {
                 }
             }
             return ExitCode.success
-        } catch let error as AssetPackError {
+        } catch let error as StoreError {
             throw .from(error)
         } catch let error as CLIError {
             throw error

@@ -46,7 +46,7 @@ enum VerifyCommand: Command {
         var options = VerificationOptions(deep: arguments.flag("deep"), packs: arguments.values("pack"), repair: repair, dryRun: dryRun)
         if let bar { options.progress = { done, total in bar.update(done, total) } }
         let report: VerificationReport
-        do throws(AssetPackError) { report = try manager.store.verify(options: options) } catch {
+        do throws(StoreError) { report = try manager.store.verify(options: options) } catch {
             bar?.finish()
             throw .failure(error.description, code: operational)
         }

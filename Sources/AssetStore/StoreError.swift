@@ -4,7 +4,7 @@ public import AssetSystem
 
 /// Every error the store and the public API report. Each case names the pack,
 /// member or path it concerns; `description` is one line a person can act on.
-public enum AssetPackError: Error, Sendable, CustomStringConvertible {
+public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// No pack with this ID is installed.
     case assetPackNotFound(String)
     /// No member at this path (in this pack, when one was named).
