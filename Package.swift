@@ -22,8 +22,10 @@ let package = Package(
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
-        .target(name: "AssetPacks", dependencies: ["AssetStore"]),
-        .executableTarget(name: "assetpack", dependencies: ["AssetPacks"]),
+        .target(name: "AssetPacks", dependencies: ["AssetStore"],
+                swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
+        .executableTarget(name: "assetpack", dependencies: ["AssetPacks"],
+                          swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
 
         // Benchmark harness and the peers it measures against (linked only here).
         .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", pkgConfig: "sqlite3",

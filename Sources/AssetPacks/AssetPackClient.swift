@@ -1,13 +1,15 @@
 import Synchronization
+import AssetSystem
+import AssetStore
 
 /// Asks the container's descriptor daemon (``DescriptorDaemon``, `assetpack
 /// daemon`) for asset descriptors, for a process that does not open the
 /// container itself — it may not even be allowed to read it.
 ///
 /// The API mirrors ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``
-/// and reports the same ``StoreError`` cases (`.assetPackNotFound`,
+/// and reports the same ``AssetPackError`` codes (`.assetPackNotFound`,
 /// `.fileNotFound`, `.ambiguousPath`, …), plus `.daemonUnavailable` when no
-/// daemon answers and `.daemonRefused` when it refuses.
+/// daemon answers and a refusal code (`.peerNotAllowed`, `.daemonBusy`, …) when it refuses.
 ///
 /// A client keeps one connection and sends one request at a time on it;
 /// threads sharing a client take turns. When the daemon has closed the
@@ -41,7 +43,7 @@ public final class AssetPackClient: Sendable {
     ///
     /// - Throws: `.daemonUnavailable` when no daemon listens there
     ///   (`ENOENT`, `ECONNREFUSED`) or the socket cannot be reached (`EACCES`).
-    public static func connect(container: GroupContainer = .default(), timeout: Double = 10) throws(StoreError) -> AssetPackClient {
+    public static func connect(container: AssetPackManager.Container = .default(), timeout: Double = 10) throws(AssetPackError) -> AssetPackClient {
         let client = AssetPackClient(socketPath: container.daemonSocketPath, timeout: timeout)
         let connection = try client.open()
         client.state.withLock { $0.connection = connection }
@@ -57,19 +59,18 @@ public final class AssetPackClient: Sendable {
     /// - Throws: the store's errors as the daemon met them
     ///   (`.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`,
     ///   `.invalidPackID`, …; `.system` and `.index` name the daemon's
-    ///   operation); `.daemonRefused` when the daemon refuses the request or
+    ///   operation); a refusal code when the daemon refuses the request or
     ///   this process; `.daemonUnavailable` when it cannot be reached, the
     ///   connection breaks, it does not answer within ``timeout``, or its
     ///   reply breaks the protocol (`EPROTO`).
     public func descriptor(
-        for path: String, searchingInAssetPackWithID id: String? = nil, options: DescriptorOptions = []
-    ) throws(StoreError) -> AssetDescriptor {
+        for path: String, searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
+    ) throws(AssetPackError) -> AssetDescriptor {
         let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone)).encoded
         guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
-            throw .daemonRefused(socket: socketPath, reason: .requestTooLarge,
-                                 message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
+            throw AssetPackError(.requestTooLarge, member: path, path: socketPath, message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
-        return try state.withLock { (state) throws(StoreError) -> AssetDescriptor in
+        return try state.withLock { (state) throws(AssetPackError) -> AssetDescriptor in
             var reconnected = false
             while true {
                 let fresh = state.connection == nil
@@ -79,7 +80,7 @@ public final class AssetPackClient: Sendable {
                 let outcome = exchange(request, on: connection.socket, buffer: &state.buffer)
                 switch consume outcome {
                 case .descriptor(let d):
-                    return d
+                    return AssetDescriptor(d)
                 case .failure(let error):
                     throw error
                 case .closedBeforeReply(let e):
@@ -90,29 +91,29 @@ public final class AssetPackClient: Sendable {
                         reconnected = true
                         continue
                     }
-                    throw .daemonUnavailable(socket: socketPath, e)
+                    throw .unavailable(socketPath, e)
                 case .broken(let e):
                     state.connection = nil
-                    throw .daemonUnavailable(socket: socketPath, e)
+                    throw .unavailable(socketPath, e)
                 }
             }
         }
     }
 
-    private func open() throws(StoreError) -> Connection {
+    private func open() throws(AssetPackError) -> Connection {
         do {
             let socket = try UnixSocket.connect(to: socketPath)
             try socket.setTimeouts(milliseconds: max(1, Int(timeout * 1000)))
             return Connection(socket)
         } catch {
-            throw .daemonUnavailable(socket: socketPath, error.with(operation: "connect"))
+            throw .unavailable(socketPath, error.with(operation: "connect"))
         }
     }
 
     private enum Outcome: ~Copyable {
-        case descriptor(AssetDescriptor)
+        case descriptor(MemberDescriptor)
         /// The daemon answered with an error.
-        case failure(StoreError)
+        case failure(AssetPackError)
         /// The connection ended before any byte of the reply.
         case closedBeforeReply(Errno)
         /// A timeout, a broken reply, or an end in the middle of one.
@@ -177,7 +178,7 @@ public final class AssetPackClient: Sendable {
             guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
             switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
             case .failure(let v): return .broken(Self.violation(v.what))
-            case .success(let p): return .descriptor(AssetDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source))
+            case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source))
             }
         }
         guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }
@@ -189,5 +190,14 @@ public final class AssetPackClient: Sendable {
 
     private static func violation(_ what: String) -> Errno {
         Errno(Errno.protocolError.rawValue, operation: "read reply: the daemon sent \(what)")
+    }
+}
+
+extension AssetPackError {
+    /// The daemon at `socket` cannot be reached, or the connection broke.
+    static func unavailable(_ socket: String, _ e: Errno) -> AssetPackError {
+        let what = e.operation.isEmpty ? e.message : "\(e.operation): \(e.message)"
+        return AssetPackError(.daemonUnavailable, path: socket, systemError: e.rawValue,
+                              message: "descriptor daemon at \(socket) is unavailable: \(what)")
     }
 }

@@ -1,6 +1,6 @@
-import Foundation
-@_exported public import AssetStore
-@_exported public import AssetSystem
+public import Foundation
+import AssetStore
+import AssetSystem
 
 /// Manages the asset packs of one group container, in the spirit of Apple's
 /// `AssetPackManager`.
@@ -11,89 +11,231 @@ import Foundation
 ///
 /// Reads are synchronous and take no lock: they run in an index snapshot and
 /// return bytes that point straight into the installed archive.
+///
+/// Every method throws ``AssetPackError``; its ``AssetPackError/code`` says
+/// what went wrong and the error names the pack, member or path.
 public final class AssetPackManager: Sendable {
-    /// The storage engine underneath.
-    public let store: AssetStore
+    /// Where a container is: a directory shared by the processes of a group.
+    ///
+    /// ```
+    /// <container>/
+    ///   index/      the index (LMDB)
+    ///   packs/      installed archives
+    ///   staging/    installs and downloads in progress
+    ///   cache/      extracted members
+    ///   locks/      lock files
+    ///   daemon.sock the descriptor daemon's socket, while it runs
+    /// ```
+    public struct Container: Sendable, Hashable {
+        /// The container directory, absolute.
+        public let path: String
+
+        /// The container at `path` (made absolute against the working directory).
+        public init(path: String) {
+            self.path = GroupContainer(path: path).path
+        }
+
+        /// The default container of a group: `$XDG_DATA_HOME/assetpacks/<group>`,
+        /// with `XDG_DATA_HOME` defaulting to `~/.local/share`. The
+        /// environment variable `ASSETPACKS_CONTAINER`, when set, wins.
+        public static func `default`(group: String = "default",
+                                     environment: [String: String] = ProcessInfo.processInfo.environment) -> Container {
+            Container(path: GroupContainer.default(group: group, environment: environment).path)
+        }
+
+        /// The descriptor daemon's socket in this container.
+        public var daemonSocketPath: String { engine.daemonSocketPath }
+
+        var engine: GroupContainer { GroupContainer(path: path) }
+    }
+
+    /// How a manager opens its container.
+    public struct Options: Sendable {
+        /// How long installs and removals wait for another process's lock on
+        /// the same pack, in seconds; `nil` waits for ever.
+        public var lockTimeout: Double?
+        /// Whether a missing container is created. With `false`, opening
+        /// changes nothing: a missing container is an error
+        /// (``AssetPackError/Code/noContainer``), and reader slots left by
+        /// dead processes stay for ``AssetPackManager/verify(_:)`` to report.
+        /// Read-only tools (listing, reading, verifying) open this way.
+        public var createsContainer = true
+
+        public init(lockTimeout: Double? = nil, createsContainer: Bool = true) {
+            self.lockTimeout = lockTimeout
+            self.createsContainer = createsContainer
+        }
+    }
+
+    let store: AssetStore
+
+    /// The container this manager works in.
+    public let container: Container
 
     /// A manager for `container` (by default the default group's).
     ///
-    /// - Throws: `StoreError` when the container cannot be created or its
-    ///   index opened.
-    public init(container: GroupContainer = .default(), options: AssetStore.Options = AssetStore.Options()) throws(StoreError) {
-        store = try AssetStore(container: container, options: options)
+    /// - Throws: `.noContainer` when it is missing and `options` says not to
+    ///   create it; `.system` when it cannot be created; `.index` when its
+    ///   index cannot be opened; `.unsupportedSchema` when another version
+    ///   wrote it.
+    public init(container: Container = .default(), options: Options = Options()) throws(AssetPackError) {
+        var engineOptions = AssetStore.Options()
+        engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
+        engineOptions.createsContainer = options.createsContainer
+        engineOptions.clearsStaleReaders = options.createsContainer
+        store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
+        self.container = container
     }
-
-    /// The container this manager works in.
-    public var container: GroupContainer { store.container }
 
     /// The installed pack with this ID.
     ///
-    /// - Throws: `StoreError.assetPackNotFound` when it is not installed.
-    public func assetPack(withID id: String) throws(StoreError) -> AssetPack {
-        guard let record = try store.packRecord(id) else { throw .assetPackNotFound(id) }
+    /// - Throws: `.assetPackNotFound` when it is not installed.
+    public func assetPack(withID id: String) throws(AssetPackError) -> AssetPack {
+        guard let record = try engine({ () throws(StoreError) in try store.packRecord(id) }) else {
+            throw AssetPackError(.assetPackNotFound(id))
+        }
         return AssetPack(record)
     }
 
     /// Every installed pack, sorted by ID.
-    public func allAssetPacks() throws(StoreError) -> [AssetPack] {
-        try store.allPackRecords().map(AssetPack.init)
+    public func allAssetPacks() throws(AssetPackError) -> [AssetPack] {
+        try engine { () throws(StoreError) in try store.allPackRecords() }.map(AssetPack.init)
     }
 
-    /// What ``installPack(at:id:)`` did.
-    public struct InstallResult: Sendable {
+    /// What ``installPack(at:id:progress:)`` did.
+    public struct InstallResult: Sendable, Hashable {
+        /// What changed in the container.
+        public enum Change: String, Sendable, Hashable {
+            /// The pack was not installed before.
+            case installed
+            /// An older (or other) version was replaced.
+            case replaced
+            /// A byte-identical archive was installed already: nothing changed.
+            case unchanged
+        }
+
         public let pack: AssetPack
-        public let change: InstallChange
+        public let change: Change
     }
 
     /// Installs a local pack file, replacing the installed version of the
-    /// same pack atomically (a byte-identical file changes nothing).
+    /// same pack atomically (a byte-identical file changes nothing). Readers
+    /// see the old version or the new one, never a mixture; bytes and
+    /// descriptors of the old version handed out before stay readable.
     ///
-    /// - Parameter id: the ID for a plain ZIP that records no manifest
-    ///   (default: the file name without its extension).
-    /// - Throws: `StoreError.archive` for a malformed or damaged file
-    ///   (nothing installed changes), `.invalidPackID`, `.lockTimeout`.
+    /// - Parameters:
+    ///   - path: the pack file.
+    ///   - id: the ID for a plain ZIP that records no manifest (default: the
+    ///     file name without its extension).
+    ///   - progress: called as the file is copied, validated and indexed.
+    /// - Throws: `.badArchive` for a malformed or damaged file (nothing
+    ///   installed changes), `.notAFile`, `.invalidPackID`, `.invalidPath`,
+    ///   `.lockTimeout`, `.system`.
     @discardableResult
-    public func installPack(at path: String, id: String? = nil) throws(StoreError) -> InstallResult {
-        let outcome = try store.install(packAt: path, id: id)
-        return InstallResult(pack: AssetPack(outcome.record), change: outcome.change)
+    public func installPack(at path: String, id: String? = nil,
+                            progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> InstallResult {
+        let outcome = try engine { () throws(StoreError) in try store.install(packAt: path, id: id) }
+        let change: InstallResult.Change
+        switch outcome.change {
+        case .installed: change = .installed
+        case .replaced: change = .replaced
+        case .unchanged: change = .unchanged
+        }
+        return InstallResult(pack: AssetPack(outcome.record), change: change)
     }
 
-    /// Installs a local pack file. See ``installPack(at:id:)``.
+    /// Installs the pack file at a `file:` URL. See ``installPack(at:id:progress:)``.
+    ///
+    /// - Throws: `.unsupportedURL` for any other scheme (`http:`, `https:`
+    ///   …): this build installs local files only.
     @discardableResult
-    public func install(packAt url: URL, id: String? = nil) throws(StoreError) -> AssetPack {
-        try installPack(at: url.path, id: id).pack
+    public func install(packAt url: URL, id: String? = nil,
+                        progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> AssetPack {
+        guard url.isFileURL else {
+            throw AssetPackError(.unsupportedURL, path: url.absoluteString,
+                                 message: "cannot install from \(url.absoluteString): only file: URLs can be installed (give a local path)")
+        }
+        return try installPack(at: url.path, id: id, progress: progress).pack
     }
 
     /// The bytes of the file at `path` in the pack `id`, or in whichever
     /// installed pack holds it when `id` is nil.
     ///
     /// Stored files are not copied: the `Data` points into a shared read-only
-    /// mapping of the archive. Deflated files are inflated and checked.
+    /// mapping of the archive, which lives as long as the `Data` does — also
+    /// after the pack is updated or removed. Their CRC-32 is not checked
+    /// (that would touch every page); pass `verifyingChecksum` when the bytes
+    /// will be copied anyway. Deflated files are inflated and always checked.
     ///
-    /// - Throws: `.assetPackNotFound(id)`, `.fileNotFound(path)`,
-    ///   `.ambiguousPath` when `id` is nil and several packs hold `path`.
-    public func contents(at path: String, searchingInAssetPackWithID id: String? = nil) throws(StoreError) -> Data {
-        try store.contents(at: path, inPack: id)
+    /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath` when
+    ///   `id` is nil and several packs hold `path`; `.badArchive` when the
+    ///   data is damaged (`.crcMismatch`, `.corruptData`).
+    public func contents(at path: String, searchingInAssetPackWithID id: String? = nil,
+                         verifyingChecksum: Bool = false) throws(AssetPackError) -> Data {
+        try engine { () throws(StoreError) in
+            verifyingChecksum ? try store.checkedContents(at: path, inPack: id) : try store.contents(at: path, inPack: id)
+        }
     }
 
-    /// A read-only descriptor (with offset and length) of the file at `path`.
-    /// See ``AssetStore/descriptor(for:inPack:options:)``.
-    public func descriptor(
-        for path: String, searchingInAssetPackWithID id: String? = nil, options: DescriptorOptions = []
-    ) throws(StoreError) -> AssetDescriptor {
-        try store.descriptor(for: path, inPack: id, options: options)
+    /// A read-only descriptor, with offset and length, of the file at `path`
+    /// in pack `id` (or in whichever pack holds it). A stored member comes as
+    /// a descriptor of the installed archive with the member's range
+    /// (``AssetDescriptor/Source/archive`` — read the warning there); a
+    /// deflated one, or any with `.standalone`, as a sealed memory file
+    /// holding exactly the member.
+    ///
+    /// - Throws: as ``contents(at:searchingInAssetPackWithID:verifyingChecksum:)``,
+    ///   and `.system` when a descriptor cannot be made (`EMFILE`, …).
+    public func descriptor(for path: String, searchingInAssetPackWithID id: String? = nil,
+                           options: AssetDescriptor.Options = []) throws(AssetPackError) -> AssetDescriptor {
+        let engineOptions: DescriptorOptions = options.contains(.standalone) ? .standalone : []
+        return AssetDescriptor(try engine { () throws(StoreError) in
+            try store.descriptor(for: path, inPack: id, options: engineOptions)
+        })
     }
 
-    /// The files of pack `id`, sorted by path; with `directory`, only those below it.
-    public func members(inAssetPackWithID id: String, under directory: String? = nil) throws(StoreError) -> [AssetMember] {
-        try store.members(ofPack: id, under: directory).map(AssetMember.init)
+    /// The files of pack `id`, sorted by path; with `directory`, only those
+    /// below it.
+    ///
+    /// - Throws: `.assetPackNotFound` when the pack is not installed.
+    public func members(inAssetPackWithID id: String, under directory: String? = nil) throws(AssetPackError) -> [AssetMember] {
+        try engine { () throws(StoreError) in try store.members(ofPack: id, under: directory) }.map(AssetMember.init)
     }
 
     /// Removes pack `id` and frees its space. Bytes and descriptors already
     /// handed out stay readable.
     ///
-    /// - Throws: `.assetPackNotFound(id)` when it is not installed.
-    public func remove(assetPackWithID id: String) throws(StoreError) {
-        try store.remove(pack: id)
+    /// - Throws: `.assetPackNotFound` when it is not installed, `.lockTimeout`.
+    public func remove(assetPackWithID id: String) throws(AssetPackError) {
+        try engine { () throws(StoreError) in try store.remove(pack: id) }
+    }
+
+    /// Checks the container like fsck, and with `options.repair` fixes what
+    /// can be fixed without losing installed data. docs/verify.md lists the
+    /// findings and repairs.
+    ///
+    /// - Throws: only when the check itself cannot run (`.system`, `.index`,
+    ///   `.lockTimeout`); damage is reported in the ``Verification/Report``.
+    public func verify(_ options: Verification.Options = Verification.Options()) throws(AssetPackError) -> Verification.Report {
+        var engineOptions = VerificationOptions(deep: options.deep, packs: options.packs,
+                                                repair: options.repair, dryRun: options.dryRun)
+        if let progress = options.progress {
+            let unit: AssetPackProgress.Unit = options.deep ? .bytes : .members
+            engineOptions.progress = { done, total in
+                progress(AssetPackProgress(phase: .verifying, unit: unit, completed: done, total: total))
+            }
+        }
+        return Verification.Report(try engine { () throws(StoreError) in try store.verify(options: engineOptions) })
+    }
+
+    /// Removes what interrupted work left behind — half-copied files in
+    /// `staging/`, archives in `packs/` that no pack names — with the
+    /// container lock held exclusively, so no install runs meanwhile. Files
+    /// the store would not have made are left for ``verify(_:)`` to report.
+    ///
+    /// - Returns: the paths removed, relative to the container.
+    @discardableResult
+    public func collectGarbage() throws(AssetPackError) -> [String] {
+        try engine { () throws(StoreError) in try store.collectGarbage() }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-public import AssetStore
-public import AssetArchive
+import AssetSystem
+import AssetArchive
+import AssetStore
 
 extension AssetPackManifest {
     /// The archive members the file selectors select below `root`: every
@@ -10,21 +11,21 @@ extension AssetPackManifest {
     /// When several selectors select one file, the last explicit
     /// `compression` wins.
     ///
-    /// - Throws: `StoreError.invalidManifest` naming the selector when a
+    /// - Throws: `.invalidManifest` naming the selector when a
     ///   path leaves `root`, does not exist, is of the wrong kind, or a
     ///   directory selects no files.
-    public func members(root: String, manifestPath: String) throws(StoreError) -> [ArchiveWriter.Member] {
+    func members(root: String, manifestPath: String) throws(AssetPackError) -> [ArchiveWriter.Member] {
         let fm = FileManager.default
         var chosen: [String: ArchiveWriter.Member] = [:]
-        func bad(_ field: String, _ reason: String) -> StoreError {
-            .invalidManifest(path: manifestPath, field: field, reason: reason)
+        func bad(_ field: String, _ reason: String) -> AssetPackError {
+            .manifest(manifestPath, field: field, reason: .invalidSelection, reason)
         }
-        func add(_ relative: String, _ compression: ArchiveWriter.Compression) {
+        func add(_ relative: String, _ compression: Compression) {
             if let existing = chosen[relative], compression == .automatic {
                 chosen[relative] = existing
                 return
             }
-            chosen[relative] = ArchiveWriter.Member(path: relative, source: .file(root + "/" + relative), compression: compression)
+            chosen[relative] = ArchiveWriter.Member(path: relative, source: .file(root + "/" + relative), compression: compression.engine)
         }
         for (i, selector) in fileSelectors.enumerated() {
             switch selector {
@@ -59,7 +60,7 @@ extension AssetPackManifest {
 
     /// Turns a selector path into a clean relative path: no leading `/`, no
     /// `.` or empty components, no `..`, no backslash. `.` alone stays `.`.
-    static func normalize(_ raw: String, field: String, bad: (String, String) -> StoreError) throws(StoreError) -> String {
+    static func normalize(_ raw: String, field: String, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> String {
         guard !raw.hasPrefix("/") else { throw bad(field, "'\(raw)' must be relative to the manifest's directory") }
         guard !raw.contains("\\"), !raw.contains("\0") else { throw bad(field, "'\(raw)' has a backslash or NUL") }
         var parts: [Substring] = []
@@ -119,4 +120,14 @@ extension AssetPackManifest {
         }
 
         """
+}
+
+extension AssetPackManifest.Compression {
+    var engine: ArchiveWriter.Compression {
+        switch self {
+        case .automatic: return .automatic
+        case .stored: return .stored
+        case .deflated: return .deflated
+        }
+    }
 }

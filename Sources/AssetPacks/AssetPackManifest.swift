@@ -1,6 +1,7 @@
-import Foundation
-public import AssetStore
-public import AssetArchive
+public import Foundation
+import AssetArchive
+import AssetStore
+import AssetSystem
 
 /// A pack's manifest, in Apple's format (JSON; `//` and `/* */` comments
 /// allowed):
@@ -21,17 +22,28 @@ public struct AssetPackManifest: Sendable, Hashable {
     /// Selects files for a pack, relative to the manifest's root.
     public enum FileSelector: Sendable, Hashable {
         /// One file.
-        case file(String, compression: ArchiveWriter.Compression)
+        case file(String, compression: Compression)
         /// Every regular file below a directory, recursively.
-        case directory(String, compression: ArchiveWriter.Compression)
+        case directory(String, compression: Compression)
+    }
+
+    /// How the selected files are kept in the pack.
+    public enum Compression: String, Sendable, Hashable, CaseIterable {
+        /// Stored for already-compressed media (by extension) and for small
+        /// files; otherwise deflated, unless deflate saves less than 3 %.
+        case automatic
+        /// Always stored (readable zero-copy, descriptors are archive ranges).
+        case stored
+        /// Always deflated.
+        case deflated
     }
 
     public var assetPackID: String
-    public var downloadPolicy: DownloadPolicy
+    public var downloadPolicy: AssetPack.DownloadPolicy
     public var fileSelectors: [FileSelector]
-    public var platforms: [Platform]
+    public var platforms: [AssetPack.Platform]
 
-    public init(assetPackID: String, downloadPolicy: DownloadPolicy, fileSelectors: [FileSelector], platforms: [Platform]) {
+    public init(assetPackID: String, downloadPolicy: AssetPack.DownloadPolicy, fileSelectors: [FileSelector], platforms: [AssetPack.Platform]) {
         self.assetPackID = assetPackID
         self.downloadPolicy = downloadPolicy
         self.fileSelectors = fileSelectors
@@ -39,41 +51,45 @@ public struct AssetPackManifest: Sendable, Hashable {
     }
 
     /// What the pack records about itself (ID, policy, platforms).
-    public var packDescription: PackDescription {
-        PackDescription(id: assetPackID, downloadPolicy: downloadPolicy, platforms: platforms)
+    var packDescription: PackDescription {
+        PackDescription(id: assetPackID, downloadPolicy: downloadPolicy.engine, platforms: platforms.map(\.engine))
     }
 
     /// Reads and checks the manifest at `path`.
     ///
-    /// - Throws: `StoreError.invalidManifest` naming the file, the field
-    ///   (such as `fileSelectors[2].directory`) and what is wrong with it;
-    ///   `.system` when the file cannot be read.
-    public static func load(path: String) throws(StoreError) -> AssetPackManifest {
-        let data: Data
+    /// - Throws: `.invalidManifest` naming the file, the field (such as
+    ///   `fileSelectors[2].directory`) or the line and column, and what is
+    ///   wrong; `.system` when the file cannot be opened.
+    public static func load(path: String) throws(AssetPackError) -> AssetPackManifest {
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            let e = error as NSError
-            if e.domain == NSCocoaErrorDomain && e.code == NSFileReadNoSuchFileError {
-                throw .system(Errno(2, operation: "open", path: path))
+            let fd = try FileDescriptor.open(path)
+            guard try fd.status().isRegularFile else {
+                throw AssetPackError.manifest(path, reason: .unreadableManifest, "not a regular file")
             }
-            throw .invalidManifest(path: path, field: "", reason: "cannot be read: \(e.localizedDescription)")
+            bytes = try fd.readToEnd()
+        } catch let error as Errno {
+            throw AssetPackError(error.with(operation: "read manifest", path: path))
+        } catch let error as AssetPackError {
+            throw error
+        } catch {
+            throw AssetPackError.manifest(path, reason: .unreadableManifest, "\(error)")
         }
-        return try parse(data, path: path)
+        return try parse(Data(bytes), path: path)
     }
 
     /// Parses manifest JSON. `path` names the manifest in errors.
-    public static func parse(_ data: Data, path: String) throws(StoreError) -> AssetPackManifest {
-        func bad(_ field: String, _ reason: String) -> StoreError {
-            .invalidManifest(path: path, field: field, reason: reason)
+    public static func parse(_ data: Data, path: String) throws(AssetPackError) -> AssetPackManifest {
+        func bad(_ field: String, _ reason: String) -> AssetPackError {
+            .manifest(path, field: field, reason: .invalidField, reason)
         }
         let root: Any
         do {
             root = try JSONValue.parse(data).plain
         } catch {
-            throw bad("", "not valid JSON: \(Self.jsonReason(error))")
+            throw AssetPackError.manifest(path, reason: .invalidJSON, "not valid JSON: \(Self.jsonReason(error))")
         }
-        guard let object = root as? [String: Any] else { throw bad("", "must be a JSON object") }
+        guard let object = root as? [String: Any] else { throw AssetPackError.manifest(path, reason: .invalidField, "must be a JSON object") }
         let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
         for key in object.keys.sorted() where !known.contains(key) {
             throw bad(key, "unknown field (expected assetPackID, downloadPolicy, fileSelectors, platforms)")
@@ -82,19 +98,19 @@ public struct AssetPackManifest: Sendable, Hashable {
         guard let id = object["assetPackID"] else { throw bad("assetPackID", "is missing") }
         guard let id = id as? String else { throw bad("assetPackID", "must be a string") }
         do { try PackID.validate(id) } catch {
-            if case .invalidPackID(_, let reason) = error { throw bad("assetPackID", "'\(id)': \(reason)") }
-            throw error
+            if case .invalidPackID(_, let reason) = error { throw bad("assetPackID", "'\(id)': \(reason.text)") }
+            throw AssetPackError(error)
         }
 
         let policy = try parsePolicy(object["downloadPolicy"], bad: bad)
         let selectors = try parseSelectors(object["fileSelectors"], bad: bad)
 
-        var platforms: [Platform] = []
+        var platforms: [AssetPack.Platform] = []
         if let value = object["platforms"] {
             guard let list = value as? [Any] else { throw bad("platforms", "must be an array of strings") }
             for (i, item) in list.enumerated() {
-                guard let name = item as? String, let p = Platform(rawValue: name) else {
-                    throw bad("platforms[\(i)]", "must be one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+                guard let name = item as? String, let p = AssetPack.Platform(rawValue: name) else {
+                    throw bad("platforms[\(i)]", "must be one of \(AssetPack.Platform.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 if !platforms.contains(p) { platforms.append(p) }
             }
@@ -102,7 +118,7 @@ public struct AssetPackManifest: Sendable, Hashable {
         return AssetPackManifest(assetPackID: id, downloadPolicy: policy, fileSelectors: selectors, platforms: platforms)
     }
 
-    private static func parsePolicy(_ value: Any?, bad: (String, String) -> StoreError) throws(StoreError) -> DownloadPolicy {
+    private static func parsePolicy(_ value: Any?, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> AssetPack.DownloadPolicy {
         guard let value else { throw bad("downloadPolicy", "is missing") }
         guard let policy = value as? [String: Any] else { throw bad("downloadPolicy", "must be an object") }
         guard policy.count == 1, let (kind, body) = policy.first else {
@@ -125,9 +141,9 @@ public struct AssetPackManifest: Sendable, Hashable {
             guard let names = list as? [Any], !names.isEmpty else {
                 throw bad("\(field).installationEventTypes", "must be a non-empty array")
             }
-            var events = Set<InstallationEventType>()
+            var events = Set<AssetPack.InstallationEventType>()
             for (i, name) in names.enumerated() {
-                guard let name = name as? String, let e = InstallationEventType(rawValue: name) else {
+                guard let name = name as? String, let e = AssetPack.InstallationEventType(rawValue: name) else {
                     throw bad("\(field).installationEventTypes[\(i)]", "must be firstInstallation or subsequentUpdate")
                 }
                 events.insert(e)
@@ -138,7 +154,7 @@ public struct AssetPackManifest: Sendable, Hashable {
         }
     }
 
-    private static func parseSelectors(_ value: Any?, bad: (String, String) -> StoreError) throws(StoreError) -> [FileSelector] {
+    private static func parseSelectors(_ value: Any?, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> [FileSelector] {
         guard let value else { throw bad("fileSelectors", "is missing") }
         guard let list = value as? [Any] else { throw bad("fileSelectors", "must be an array") }
         guard !list.isEmpty else { throw bad("fileSelectors", "selects nothing: add a file or directory selector") }
@@ -149,7 +165,7 @@ public struct AssetPackManifest: Sendable, Hashable {
             for key in object.keys.sorted() where !["file", "directory", "compression"].contains(key) {
                 throw bad("\(field).\(key)", "unknown field (expected file or directory, and optionally compression)")
             }
-            var compression = ArchiveWriter.Compression.automatic
+            var compression = Compression.automatic
             if let c = object["compression"] {
                 switch c as? String {
                 case "stored": compression = .stored
@@ -181,5 +197,17 @@ public struct AssetPackManifest: Sendable, Hashable {
         }
         let e = error as NSError
         return (e.userInfo[NSDebugDescriptionErrorKey] as? String) ?? e.localizedDescription
+    }
+}
+
+extension AssetPackError {
+    /// An invalid manifest at `path`: `field` at fault when known, `detail`
+    /// what is wrong with it.
+    static func manifest(_ path: String, field: String? = nil, reason: Reason, line: Int? = nil, column: Int? = nil,
+                         _ detail: String) -> AssetPackError {
+        var place = path
+        if let line { place += ":\(line)" + (column.map { ":\($0)" } ?? "") }
+        let message = field.map { $0.isEmpty ? "\(place): \(detail)" : "\(place): \($0): \(detail)" } ?? "\(place): \(detail)"
+        return AssetPackError(.invalidManifest, reason: reason, path: path, field: field, line: line, column: column, message: message)
     }
 }

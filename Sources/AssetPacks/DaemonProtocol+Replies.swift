@@ -1,11 +1,11 @@
-import AssetArchive
-import AssetIndex
+import AssetStore
+import AssetSystem
 
 /// Building replies (daemon side) and reading them (client side). See
 /// ``DaemonProtocol`` for the layout.
 enum DaemonReply {
     /// The header and body of a success; the descriptor travels with it.
-    static func success(offset: Int64, length: Int64, size: Int64, source: AssetDescriptor.Source) -> [UInt8] {
+    static func success(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source) -> [UInt8] {
         var out = header(status: .success, bodyLength: DaemonProtocol.successBodySize)
         out.appendLittleEndian(offset)
         out.appendLittleEndian(length)
@@ -29,33 +29,27 @@ enum DaemonReply {
         return header(status: status, bodyLength: body.count) + body
     }
 
-    /// The failure that carries `error` for a request about `path` in `pack`.
-    static func failure(for error: StoreError, pack: String?, path: String) -> [UInt8] {
-        let message = error.description
-        switch error {
-        case .assetPackNotFound(let id):
-            return failure(.assetPackNotFound, fields: [id], message: message)
-        case .fileNotFound(let path, let pack):
-            return failure(.fileNotFound, fields: [path] + (pack.map { [$0] } ?? []), message: message)
-        case .ambiguousPath(let path, let packs):
-            return failure(.ambiguousPath, fields: [path] + packs, message: message)
-        case .invalidPackID(let id, let reason):
-            return failure(.invalidPackID, fields: [id, reason], message: message)
-        case .invalidPath(let path, let reason):
-            return failure(.invalidPath, fields: [path, reason], message: message)
-        case .corruptRecord(let pack, let member, let reason):
-            return failure(.corruptRecord, fields: [pack, reason] + (member.map { [$0] } ?? []), message: message)
-        case .archiveMissing(let pack, let path):
-            return failure(.archiveMissing, fields: [pack, path], message: message)
-        case .archive:
-            return failure(.archiveDamaged, fields: [pack ?? "", path], message: message)
-        case .system(let e):
-            return failure(.system, number: Int64(e.rawValue), fields: [e.operation] + (e.path.map { [$0] } ?? []), message: message)
-        case .index(let e):
-            return failure(.index, number: Int64(e.code), fields: [e.operation] + (e.path.map { [$0] } ?? []), message: message)
-        default:
-            return failure(.failed, message: message)
+    /// The failure that carries `error`: its code is the status, and the
+    /// fields are those ``DaemonStatus`` lists for it.
+    static func failure(for error: AssetPackError) -> [UInt8] {
+        let status = DaemonStatus(error.code)
+        let reason = String(error.reason.rawValue)
+        let number = Int64(error.systemError ?? 0)
+        let fields: [String]
+        switch status {
+        case .assetPackNotFound: fields = [error.pack ?? ""]
+        case .fileNotFound: fields = [error.member ?? ""] + (error.pack.map { [$0] } ?? [])
+        case .ambiguousPath: fields = [error.member ?? ""] + error.packs
+        case .invalidPackID: fields = [error.pack ?? "", reason]
+        case .invalidPath: fields = [error.member ?? "", reason]
+        case .corruptRecord: fields = [error.pack ?? "", reason] + (error.member.map { [$0] } ?? [])
+        case .archiveMissing: fields = [error.pack ?? "", error.path ?? ""]
+        case .badArchive: fields = [error.path ?? "", error.member ?? "", reason]
+        case .system, .index: fields = error.path.map { [$0] } ?? []
+        case .success, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
+            return failure(status == .success ? .failed : status, message: error.message)
         }
+        return failure(status, number: number, fields: fields, message: error.message)
     }
 
     private static func header(status: DaemonStatus, bodyLength: Int) -> [UInt8] {
@@ -86,7 +80,7 @@ enum DaemonReply {
         var offset: Int64
         var length: Int64
         var size: Int64
-        var source: AssetDescriptor.Source
+        var source: MemberDescriptor.Source
     }
 
     /// Reads a success body.
@@ -102,7 +96,7 @@ enum DaemonReply {
     }
 
     /// Turns a failure body back into the error it carries.
-    static func error(status: UInt16, body: UnsafeRawBufferPointer, socket: String) -> Result<StoreError, ProtocolViolation> {
+    static func error(status: UInt16, body: UnsafeRawBufferPointer, socket: String) -> Result<AssetPackError, ProtocolViolation> {
         guard body.count >= 10 else { return .failure(.init("a failure body of \(body.count) bytes")) }
         let number = body.littleEndian(Int64.self, at: 0)
         let count = Int(body.littleEndian(UInt16.self, at: 8))
@@ -120,40 +114,46 @@ enum DaemonReply {
         }
         guard at == body.count, let message = fields.popLast() else { return .failure(.init("a failure without a message")) }
         let f = fields
-        func need(_ range: ClosedRange<Int>) -> Bool { range.contains(f.count) }
-        let bad = Result<StoreError, ProtocolViolation>.failure(.init("status \(status) with \(f.count) fields"))
-        guard let known = DaemonStatus(rawValue: status) else {
-            return .success(.daemonRefused(socket: socket, reason: .failed, message: message))
+        let bad = Result<AssetPackError, ProtocolViolation>.failure(.init("status \(status) with \(f.count) fields"))
+        func reason(_ text: String) -> AssetPackError.Reason? { Int32(text).flatMap(AssetPackError.Reason.init(rawValue:)) }
+        guard let known = DaemonStatus(rawValue: status), known != .success,
+              let code = AssetPackError.Code(rawValue: Int32(status)) else {
+            if status == DaemonStatus.success.rawValue { return .failure(.init("a success without a descriptor")) }
+            return .success(AssetPackError(.daemonFailed, path: socket, message: message))
         }
+        let e: AssetPackError
         switch known {
-        case .success:
-            return .failure(.init("a success without a descriptor"))
         case .assetPackNotFound:
-            return need(1...1) ? .success(.assetPackNotFound(f[0])) : bad
+            guard f.count == 1 else { return bad }
+            e = AssetPackError(code, pack: f[0], message: message)
         case .fileNotFound:
-            return need(1...2) ? .success(.fileNotFound(path: f[0], pack: f.count == 2 ? f[1] : nil)) : bad
+            guard (1...2).contains(f.count) else { return bad }
+            e = AssetPackError(code, pack: f.count == 2 ? f[1] : nil, member: f[0], message: message)
         case .ambiguousPath:
-            return need(1...Int.max) ? .success(.ambiguousPath(f[0], packs: Array(f.dropFirst()))) : bad
+            guard f.count >= 1 else { return bad }
+            e = AssetPackError(code, member: f[0], packs: Array(f.dropFirst()), message: message)
         case .invalidPackID:
-            return need(2...2) ? .success(.invalidPackID(f[0], reason: f[1])) : bad
+            guard f.count == 2, let r = reason(f[1]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[0], message: message)
         case .invalidPath:
-            return need(2...2) ? .success(.invalidPath(f[0], reason: f[1])) : bad
+            guard f.count == 2, let r = reason(f[1]) else { return bad }
+            e = AssetPackError(code, reason: r, member: f[0], message: message)
         case .corruptRecord:
-            return need(2...3) ? .success(.corruptRecord(pack: f[0], member: f.count == 3 ? f[2] : nil, reason: f[1])) : bad
+            guard (2...3).contains(f.count), let r = reason(f[1]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[0], member: f.count == 3 ? f[2] : nil, message: message)
         case .archiveMissing:
-            return need(2...2) ? .success(.archiveMissing(pack: f[0], path: f[1])) : bad
-        case .archiveDamaged:
-            return need(2...2) ? .success(.archive(.corruptData(archive: f[0], path: f[1], detail: message))) : bad
-        case .system:
-            guard need(1...2), let code = Int32(exactly: number) else { return bad }
-            return .success(.system(Errno(code, operation: "descriptor daemon: " + f[0], path: f.count == 2 ? f[1] : nil)))
-        case .index:
-            guard need(1...2), let code = Int32(exactly: number) else { return bad }
-            return .success(.index(LMDBError(code, operation: "descriptor daemon: " + f[0], path: f.count == 2 ? f[1] : nil)))
-        case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
-            let reason = StoreError.DaemonRefusal(rawValue: status) ?? .failed
-            return .success(.daemonRefused(socket: socket, reason: reason, message: message))
+            guard f.count == 2 else { return bad }
+            e = AssetPackError(code, pack: f[0], path: f[1], message: message)
+        case .badArchive:
+            guard f.count == 3, let r = reason(f[2]) else { return bad }
+            e = AssetPackError(code, reason: r, member: f[1].isEmpty ? nil : f[1], path: f[0], message: message)
+        case .system, .index:
+            guard f.count <= 1, let n = Int32(exactly: number) else { return bad }
+            e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)
+        case .success, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
+            e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
         }
+        return .success(e)
     }
 
     /// A reply that breaks the protocol, and how.

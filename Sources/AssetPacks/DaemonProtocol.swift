@@ -38,16 +38,16 @@
 /// gets a failure reply and the connection closes, since the stream can no
 /// longer be framed. A request whose header is right but whose body is not
 /// (bad UTF-8) gets a failure reply and the connection stays open.
-public enum DaemonProtocol {
+enum DaemonProtocol {
     /// The protocol version this build speaks.
-    public static let version: UInt16 = 1
+    static let version: UInt16 = 1
     /// The size of request and reply headers.
-    public static let headerSize = 16
+    static let headerSize = 16
     /// The longest request body the daemon reads: a 128-byte pack ID and a
     /// path of up to 8064 bytes.
-    public static let maximumRequestBody = 8192
+    static let maximumRequestBody = 8192
     /// The longest reply body a client reads.
-    public static let maximumReplyBody = 65536
+    static let maximumReplyBody = 65536
 
     static let requestMagic: UInt32 = 0x5144_5041   // "APDQ"
     static let replyMagic: UInt32 = 0x5244_5041     // "APDR"
@@ -56,18 +56,19 @@ public enum DaemonProtocol {
     static let successBodySize = 32
 }
 
-/// A reply's status on the wire. Codes 1–10 carry a store error that the
-/// client turns back into the same ``StoreError`` case; codes from 64
-/// are the daemon's refusals (``StoreError/DaemonRefusal``).
+/// A reply's status on the wire: 0 for success, else the
+/// ``AssetPackError/Code`` of the error it carries — one table for the Swift
+/// API, the wire and the C library. Only the codes below travel.
 ///
 /// Fields before the final message, per status:
 /// ``assetPackNotFound``: ID. ``fileNotFound``: path, and the pack when one
 /// was named. ``ambiguousPath``: path, then each pack. ``invalidPackID`` and
-/// ``invalidPath``: the value, the reason. ``corruptRecord``: pack, reason,
-/// and the member when known. ``archiveMissing``: pack, path.
-/// ``archiveDamaged``: archive, member path. ``system`` and ``index``:
-/// operation, and the path when known.
-public enum DaemonStatus: UInt16, Sendable {
+/// ``invalidPath``: the value, the reason (an ``AssetPackError/Reason`` raw
+/// value, in decimal). ``corruptRecord``: pack, reason, and the member when
+/// known. ``archiveMissing``: pack, path. ``badArchive``: archive, member
+/// path (empty when none), reason. ``system`` and ``index``: the path when
+/// known; the number is the `errno` or LMDB code.
+enum DaemonStatus: UInt16, Sendable {
     /// The descriptor came with the reply.
     case success = 0
     case assetPackNotFound = 1
@@ -77,40 +78,45 @@ public enum DaemonStatus: UInt16, Sendable {
     case invalidPath = 5
     case corruptRecord = 6
     case archiveMissing = 7
-    /// A deflated member's data failed its check (``StoreError/archive(_:)``).
-    case archiveDamaged = 8
+    /// A member's data failed its check.
+    case badArchive = 8
     /// A system call failed in the daemon; the number is the `errno`.
     case system = 9
     /// The index failed in the daemon; the number is the LMDB code.
     case index = 10
-    /// Codes from 64 are refusals, ``StoreError/DaemonRefusal``.
+    /// Codes from 64 are the daemon's refusals.
     case peerNotAllowed = 64
     case malformedRequest = 65
     case requestTooLarge = 66
     case unsupportedVersion = 67
     case busy = 68
     case failed = 69
+
+    /// The status of a refusal with this code.
+    init(_ code: AssetPackError.Code) {
+        self = DaemonStatus(rawValue: UInt16(truncatingIfNeeded: code.rawValue)) ?? .failed
+    }
 }
 
 /// One request: which member, in which pack, how.
-public struct DaemonRequest: Sendable, Equatable {
+struct DaemonRequest: Sendable, Equatable {
     /// The pack to look in, or `nil` to search every installed pack.
-    public var pack: String?
+    var pack: String?
     /// The member's path.
-    public var path: String
+    var path: String
     /// Whether to ask for a standalone descriptor (offset 0, exactly the member).
-    public var standalone: Bool
+    var standalone: Bool
 
     /// A request for the member at `path`, in `pack` or in whichever
     /// installed pack holds it.
-    public init(pack: String?, path: String, standalone: Bool = false) {
+    init(pack: String?, path: String, standalone: Bool = false) {
         self.pack = pack
         self.path = path
         self.standalone = standalone
     }
 
     /// The request's bytes: header and body.
-    public var encoded: [UInt8] {
+    var encoded: [UInt8] {
         let packBytes = pack.map { Array($0.utf8) } ?? []
         let body = packBytes.count + path.utf8.count
         var out = [UInt8]()

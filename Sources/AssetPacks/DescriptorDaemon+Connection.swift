@@ -1,4 +1,6 @@
 import Foundation
+import AssetSystem
+import AssetStore
 
 extension DescriptorDaemon {
     /// One client connection, served on its own thread: reads requests,
@@ -36,13 +38,13 @@ extension DescriptorDaemon {
         /// Looks the member up and sends its descriptor or the error.
         /// Returns whether the reply was sent.
         private func answer(_ request: DaemonRequest) -> Bool {
-            let result: Result<AssetDescriptor, StoreError>
+            let result: Result<MemberDescriptor, StoreError>
             if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(StoreError) in try PackID.validate(pack) }) {
                 result = .failure(error)
             } else {
                 daemon.lookups.wait()
                 result = Result { () throws(StoreError) in
-                    try daemon.manager.descriptor(for: request.path, searchingInAssetPackWithID: request.pack,
+                    try daemon.manager.store.descriptor(for: request.path, inPack: request.pack,
                                                   options: request.standalone ? .standalone : [])
                 }
                 daemon.lookups.signal()
@@ -51,12 +53,12 @@ extension DescriptorDaemon {
             case .success(let d):
                 let size: Int64
                 do { size = try d.descriptor.status().size } catch {
-                    return send(DaemonReply.failure(for: .system(error), pack: request.pack, path: request.path))
+                    return send(DaemonReply.failure(for: AssetPackError(error)))
                 }
                 return send(DaemonReply.success(offset: d.offset, length: d.length, size: size, source: d.source),
                             passing: d.descriptor.rawValue)
             case .failure(let error):
-                return send(DaemonReply.failure(for: error, pack: request.pack, path: request.path))
+                return send(DaemonReply.failure(for: AssetPackError(error)))
             }
         }
 

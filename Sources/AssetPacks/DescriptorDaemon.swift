@@ -1,4 +1,6 @@
 import Foundation
+import AssetSystem
+import AssetStore
 import Dispatch
 import Synchronization
 
@@ -46,7 +48,7 @@ public final class DescriptorDaemon: Sendable {
     }
 
     /// The container served.
-    public var container: GroupContainer { manager.container }
+    public var container: AssetPackManager.Container { manager.container }
     /// The socket's path.
     public let socketPath: String
     let configuration: Configuration
@@ -76,16 +78,16 @@ public final class DescriptorDaemon: Sendable {
     ///   daemon serves the container (with its pid when it answers),
     ///   `EEXIST` when something that is not a socket has the socket's name,
     ///   and the errors of `bind`, `chgrp` and the lock.
-    public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(StoreError) {
-        let container = manager.container
+    public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(AssetPackError) {
+        let container = manager.container.engine
         let path = container.daemonSocketPath
         let lockPath = container.locksPath + "/daemon.lock"
         do {
             lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none)
         } catch where error == .wouldBlock {
-            throw .system(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
+            throw AssetPackError(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
         } catch {
-            throw .system(error)
+            throw AssetPackError(error)
         }
         // The lock was free, so any socket file is a dead daemon's.
         do throws(Errno) {
@@ -104,7 +106,7 @@ public final class DescriptorDaemon: Sendable {
                 throw error
             }
         } catch {
-            throw .system(error)
+            throw AssetPackError(error)
         }
         self.socketPath = path
         self.configuration = configuration

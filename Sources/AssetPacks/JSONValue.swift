@@ -1,4 +1,6 @@
 import Foundation
+import AssetSystem
+import AssetStore
 
 /// Any JSON value, decoded with `JSONDecoder` (which accepts comments through
 /// `allowsJSON5` on every platform) and turned into Foundation's plain types,

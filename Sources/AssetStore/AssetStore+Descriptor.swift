@@ -12,14 +12,14 @@ extension AssetStore {
     ///
     /// - Throws: as ``contents(at:inPack:)``, and `.system` when a descriptor
     ///   cannot be made.
-    public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(StoreError) -> AssetDescriptor {
-        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> AssetDescriptor? in
+    public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(StoreError) -> MemberDescriptor {
+        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> MemberDescriptor? in
             guard record.method == .stored && !options.contains(.standalone) else {
                 return try memoryDescriptor(of: record, path: path, pack: id, in: map)
             }
             let end = record.dataOffset.addingReportingOverflow(record.storedSize)
             guard !end.overflow, end.partialValue <= UInt64(map.count), record.size == record.storedSize else {
-                throw .corruptRecord(pack: id, member: path, reason: "data lies outside the archive")
+                throw .corruptRecord(pack: id, member: path, reason: .dataOutsideArchive)
             }
             let fd: FileDescriptor
             do throws(Errno) {
@@ -30,22 +30,22 @@ extension AssetStore {
                 throw .system(error)
             }
             do throws(Errno) { try fd.seek(to: Int64(record.dataOffset)) } catch { throw .system(error) }
-            return AssetDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive)
+            return MemberDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive)
         }
     }
 
     /// A sealed memfd holding the member, inflated straight into it.
-    private func memoryDescriptor(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> AssetDescriptor {
+    private func memoryDescriptor(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> MemberDescriptor {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count) else {
-            throw .corruptRecord(pack: pack, member: path, reason: "data lies outside the archive")
+            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
         }
         let entry = record.entry(path: path)
         do {
             let fd = try MemoryFile.sealed(name: path, count: Int(record.size)) { (buffer) throws(ArchiveError) in
                 try ZipArchive.extract(entry, from: map.bytes, into: buffer, archive: pack)
             }
-            return AssetDescriptor(descriptor: fd, offset: 0, length: Int64(record.size), source: .memory)
+            return MemberDescriptor(descriptor: fd, offset: 0, length: Int64(record.size), source: .memory)
         } catch {
             switch error {
             case .system(let e): throw .system(e)

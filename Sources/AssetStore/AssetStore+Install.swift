@@ -141,14 +141,14 @@ extension AssetStore {
     private func resolveID(of pack: PackFile, requested: String?) throws(StoreError) -> String {
         if let recorded = pack.description?.id {
             if let requested, requested != recorded {
-                throw .invalidPackID(requested, reason: "\(pack.path) records the ID '\(recorded)'")
+                throw .invalidPackID(requested, reason: .differsFromRecorded(recorded))
             }
             return recorded
         }
         let id = requested ?? pack.defaultID
         do { try PackID.validate(id) } catch {
             if requested == nil, case .invalidPackID(_, let reason) = error {
-                throw .invalidPackID(id, reason: "\(reason) (the ID comes from the file name; give one with --id)")
+                throw .invalidPackID(id, reason: .derivedFromFileName(reason))
             }
             throw error
         }

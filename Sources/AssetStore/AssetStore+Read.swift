@@ -33,7 +33,7 @@ extension AssetStore {
     ///   reports it, repair rebuilds it).
     public func allPackRecords() throws(StoreError) -> [PackRecord] {
         let (records, damaged) = try readPackRecords()
-        if let first = damaged.first { throw .corruptRecord(pack: first, member: nil, reason: "pack record cannot be decoded") }
+        if let first = damaged.first { throw .corruptRecord(pack: first, member: nil, reason: .undecodable("pack record cannot be decoded")) }
         return records
     }
 
@@ -83,7 +83,7 @@ extension AssetStore {
                 throw .fileNotFound(path: path, pack: pack)
             }
             guard let record = MemberRecord(bytes) else {
-                throw .corruptRecord(pack: id, member: path, reason: "member record has the wrong size or method")
+                throw .corruptRecord(pack: id, member: path, reason: .impossibleSizes)
             }
             return ((pack: id, record: record), txn.snapshotID)
         }
@@ -133,6 +133,27 @@ extension AssetStore {
         }
     }
 
+    /// ``contents(at:inPack:)`` with a stored member's CRC-32 checked as well
+    /// (a deflated member's always is): for callers that go on to copy the
+    /// bytes, where the check costs little beside the copy. The zero-copy
+    /// read above does not check, since it would touch every page.
+    ///
+    /// - Throws: as ``contents(at:inPack:)``; `.archive(.crcMismatch)` when
+    ///   a stored member's bytes were damaged on disk.
+    public func checkedContents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
+        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
+            let data = try Self.data(of: record, path: path, pack: id, in: map)
+            if record.method == .stored {
+                let actual = data.withUnsafeBytes { CRC32.checksum($0) }
+                guard actual == record.crc32 else {
+                    throw .archive(.crcMismatch(archive: container.packsPath + "/" + IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey),
+                                                path: path, expected: record.crc32, actual: actual))
+                }
+            }
+            return data
+        }
+    }
+
     /// Finds a member and runs `body` with its pack ID, record and archive
     /// mapping. When the snapshot named an archive that is gone (replaced or
     /// removed since), or `body` returns `nil` for that reason, looks again in
@@ -163,13 +184,13 @@ extension AssetStore {
     static func data(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> Data {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count), let base = map.base else {
-            throw .corruptRecord(pack: pack, member: path, reason: "data lies outside the archive")
+            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
         }
         let start = UnsafeMutableRawPointer(mutating: base + Int(record.dataOffset))
         switch record.method {
         case .stored:
             guard record.size == record.storedSize else {
-                throw .corruptRecord(pack: pack, member: path, reason: "stored member with two sizes")
+                throw .corruptRecord(pack: pack, member: path, reason: .impossibleSizes)
             }
             return Data(bytesNoCopy: start, count: Int(record.size), deallocator: map.deallocator)
         case .deflated:
@@ -209,7 +230,7 @@ extension AssetStore {
                     return true
                 }
             }
-            if let damaged { throw .corruptRecord(pack: id, member: damaged, reason: "member record has the wrong size or method") }
+            if let damaged { throw .corruptRecord(pack: id, member: damaged, reason: .impossibleSizes) }
             return result
         }
     }

@@ -62,11 +62,11 @@ public final class AssetStore: Sendable {
         } else {
             for dir in [container.indexPath, container.packsPath, container.stagingPath, container.locksPath] {
                 guard (try? FileDescriptor.status(of: dir))??.isDirectory == true else {
-                    throw .system(Errno(Errno.noSuchFile.rawValue, operation: "open container", path: dir))
+                    throw .noContainer(path: container.path, missing: dir)
                 }
             }
             guard (try? FileDescriptor.status(of: container.indexPath + "/data.mdb"))??.isRegularFile == true else {
-                throw .system(Errno(Errno.noSuchFile.rawValue, operation: "open index", path: container.indexPath + "/data.mdb"))
+                throw .noContainer(path: container.path, missing: container.indexPath + "/data.mdb")
             }
         }
         shared = try SharedIndex.open(container: container, options: options)

@@ -26,10 +26,10 @@ enum IndexSchema {
     static let maximumKeyLength = 511
 
     /// Why a member path cannot be indexed under pack `pack`, or `nil`.
-    static func keyProblem(pack: String, path: String) -> String? {
+    static func keyProblem(pack: String, path: String) -> StoreError.PathProblem? {
         let length = pack.utf8.count + 1 + path.utf8.count
         guard length > maximumKeyLength else { return nil }
-        return "\(path.utf8.count) bytes is too long to index in asset pack '\(pack)' (at most \(maximumKeyLength - 1 - pack.utf8.count) bytes with this pack ID)"
+        return .tooLongToIndex(maximum: maximumKeyLength - 1 - pack.utf8.count)
     }
 
     /// `packID \0 path` as bytes.

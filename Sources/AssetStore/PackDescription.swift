@@ -88,14 +88,14 @@ public enum PackID {
     /// - Throws: `StoreError.invalidPackID` saying which rule it breaks.
     public static func validate(_ id: String) throws(StoreError) {
         let bytes = Array(id.utf8)
-        guard !bytes.isEmpty else { throw .invalidPackID(id, reason: "it is empty") }
+        guard !bytes.isEmpty else { throw .invalidPackID(id, reason: .empty) }
         guard bytes.count <= maximumLength else {
-            throw .invalidPackID(id, reason: "longer than \(maximumLength) bytes")
+            throw .invalidPackID(id, reason: .tooLong)
         }
         func alnum(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) }
-        guard alnum(bytes[0]) else { throw .invalidPackID(id, reason: "must start with a letter or digit") }
+        guard alnum(bytes[0]) else { throw .invalidPackID(id, reason: .badFirstCharacter) }
         for b in bytes where !(alnum(b) || b == 0x2e || b == 0x5f || b == 0x2d) {
-            throw .invalidPackID(id, reason: "only letters, digits, '.', '_' and '-' are allowed")
+            throw .invalidPackID(id, reason: .badCharacter)
         }
     }
 }

@@ -83,7 +83,7 @@ public struct PackRecord: Sendable, Hashable {
     /// - Throws: `StoreError.corruptRecord` when the bytes are not a record.
     init(id: String, decoding bytes: UnsafeRawBufferPointer) throws(StoreError) {
         var r = ByteReader(bytes)
-        func bad(_ why: String) -> StoreError { .corruptRecord(pack: id, member: nil, reason: why) }
+        func bad(_ why: String) -> StoreError { .corruptRecord(pack: id, member: nil, reason: .undecodable(why)) }
         guard let format = r.u8(), format == Self.formatVersion else { throw bad("unknown record format") }
         guard let archiveKey = r.u64(), let archiveSize = r.u64(), let sha = r.array(count: 32),
               let generation = r.u64(), let catalog = r.string(), let hasCatalog = r.u8(),

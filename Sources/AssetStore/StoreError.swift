@@ -2,19 +2,24 @@ public import AssetArchive
 public import AssetIndex
 public import AssetSystem
 
-/// Every error the store and the public API report. Each case names the pack,
-/// member or path it concerns; `description` is one line a person can act on.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
+/// Every error the storage engine reports. Each case names the pack, member
+/// or path it concerns, and every reason is a value that can be matched;
+/// `description` is one line a person can act on.
+///
+/// The public module turns these into `AssetPackError`, which adds the
+/// errors of manifests, downloads and the descriptor daemon and gives every
+/// case a stable number.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No pack with this ID is installed.
     case assetPackNotFound(String)
     /// No member at this path (in this pack, when one was named).
     case fileNotFound(path: String, pack: String?)
     /// A path-only lookup matched members of several packs.
     case ambiguousPath(String, packs: [String])
-    /// A pack ID that is empty, too long, or has characters outside `A-Z a-z 0-9 . _ -`.
-    case invalidPackID(String, reason: String)
-    /// A member path given to a lookup that no pack could hold.
-    case invalidPath(String, reason: String)
+    /// A pack ID that no pack may have, or that disagrees with the pack file.
+    case invalidPackID(String, reason: PackIDProblem)
+    /// A member path that the index cannot hold.
+    case invalidPath(String, reason: PathProblem)
     /// The archive is malformed or its data is damaged.
     case archive(ArchiveError)
     /// The index failed.
@@ -23,41 +28,52 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case system(Errno)
     /// The recorded manifest inside the pack is unreadable.
     case invalidRecordedManifest(archive: String, reason: String)
-    /// A manifest (or template) is invalid: which file, which field, why.
-    case invalidManifest(path: String, field: String, reason: String)
     /// A lock could not be taken before the deadline.
     case lockTimeout(path: String, seconds: Double)
     /// The source given to install is not a regular file.
     case notAFile(String)
+    /// There is no container at `path` (and the store was told not to make
+    /// one): `missing` is the first part of its layout that is not there.
+    case noContainer(path: String, missing: String)
     /// The container's index has a schema this version cannot read.
     case unsupportedSchema(found: UInt32, supported: UInt32, path: String)
     /// A stored record is damaged.
-    case corruptRecord(pack: String, member: String?, reason: String)
+    case corruptRecord(pack: String, member: String?, reason: RecordProblem)
     /// The archive recorded for a pack is missing or changed on disk.
     case archiveMissing(pack: String, path: String)
-    /// The descriptor daemon at `socket` could not be reached, or the
-    /// connection ended or timed out before it answered (`ECONNREFUSED` or
-    /// `ENOENT` when no daemon runs, `EAGAIN` on a timeout, `EPROTO` for a
-    /// reply that breaks the protocol).
-    case daemonUnavailable(socket: String, Errno)
-    /// The descriptor daemon at `socket` refused the request; `message` is
-    /// its explanation.
-    case daemonRefused(socket: String, reason: DaemonRefusal, message: String)
 
-    /// Why the descriptor daemon refused a request (its wire status code).
-    public enum DaemonRefusal: UInt16, Sendable {
-        /// The client's user and group are not allowed (checked with `SO_PEERCRED`).
-        case peerNotAllowed = 64
-        /// The request was not well formed, or did not arrive whole in time.
-        case malformedRequest = 65
-        /// The request was longer than the daemon accepts.
-        case requestTooLarge = 66
-        /// The client speaks a protocol version the daemon does not.
-        case unsupportedVersion = 67
-        /// The daemon has as many connections as it serves at once.
-        case busy = 68
-        /// The request failed in a way that has no case of its own here.
-        case failed = 69
+    /// Why a pack ID is refused.
+    public indirect enum PackIDProblem: Sendable, Equatable {
+        /// The ID is the empty string.
+        case empty
+        /// The ID is longer than ``PackID/maximumLength`` bytes.
+        case tooLong
+        /// The ID does not start with an ASCII letter or digit.
+        case badFirstCharacter
+        /// The ID has a character outside `A-Z a-z 0-9 . _ -`.
+        case badCharacter
+        /// The pack file records another ID.
+        case differsFromRecorded(String)
+        /// The ID was taken from the file name (the pack records none) and
+        /// has this problem.
+        case derivedFromFileName(PackIDProblem)
+    }
+
+    /// Why a member path is refused.
+    public enum PathProblem: Sendable, Equatable {
+        /// The pack ID and the path together exceed the index's key size;
+        /// `maximum` is the longest path in bytes that this pack ID allows.
+        case tooLongToIndex(maximum: Int)
+    }
+
+    /// What is wrong with a stored record.
+    public enum RecordProblem: Sendable, Equatable {
+        /// The record's bytes cannot be decoded (`detail` says how).
+        case undecodable(String)
+        /// The member's data lies outside its archive.
+        case dataOutsideArchive
+        /// The member record's sizes or method are impossible.
+        case impossibleSizes
     }
 
     public var description: String {
@@ -71,9 +87,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .ambiguousPath(let path, let packs):
             return "'\(path)' is in several asset packs (\(packs.map { "'\($0)'" }.joined(separator: ", "))); name one"
         case .invalidPackID(let id, let reason):
-            return "invalid asset pack ID '\(id)': \(reason)"
-        case .invalidPath(let path, let reason):
-            return "invalid path '\(path)': \(reason)"
+            return "invalid asset pack ID '\(id)': \(reason.text)"
+        case .invalidPath(let path, .tooLongToIndex(let maximum)):
+            return "invalid path '\(path)': \(path.utf8.count) bytes is too long to index (at most \(maximum) bytes with this pack ID)"
         case .archive(let e):
             return e.description
         case .index(let e):
@@ -82,24 +98,45 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return e.description
         case .invalidRecordedManifest(let archive, let reason):
             return "\(archive): recorded manifest is invalid: \(reason)"
-        case .invalidManifest(let path, let field, let reason):
-            return field.isEmpty ? "\(path): \(reason)" : "\(path): \(field): \(reason)"
         case .lockTimeout(let path, let seconds):
             return "timed out after \(seconds) s waiting for the lock \(path)"
         case .notAFile(let path):
             return "\(path): not a regular file"
+        case .noContainer(let path, let missing):
+            return "no asset pack container at \(path) (\(missing) is missing)"
         case .unsupportedSchema(let found, let supported, let path):
             return "\(path): index schema version \(found) is not supported (this build reads \(supported))"
         case .corruptRecord(let pack, let member?, let reason):
-            return "index record of '\(member)' in asset pack '\(pack)' is damaged: \(reason)"
+            return "index record of '\(member)' in asset pack '\(pack)' is damaged: \(reason.text)"
         case .corruptRecord(let pack, nil, let reason):
-            return "index record of asset pack '\(pack)' is damaged: \(reason)"
+            return "index record of asset pack '\(pack)' is damaged: \(reason.text)"
         case .archiveMissing(let pack, let path):
             return "archive of asset pack '\(pack)' is missing: \(path)"
-        case .daemonUnavailable(let socket, let e):
-            return "descriptor daemon at \(socket) is unavailable: \(e.operation.isEmpty ? e.message : "\(e.operation): \(e.message)")"
-        case .daemonRefused(let socket, _, let message):
-            return "descriptor daemon at \(socket) refused the request: \(message)"
+        }
+    }
+}
+
+extension StoreError.PackIDProblem {
+    /// The reason as a clause.
+    public var text: String {
+        switch self {
+        case .empty: return "it is empty"
+        case .tooLong: return "longer than \(PackID.maximumLength) bytes"
+        case .badFirstCharacter: return "must start with a letter or digit"
+        case .badCharacter: return "only letters, digits, '.', '_' and '-' are allowed"
+        case .differsFromRecorded(let recorded): return "the pack file records the ID '\(recorded)'"
+        case .derivedFromFileName(let problem): return "\(problem.text) (the ID comes from the file name; give one with --id)"
+        }
+    }
+}
+
+extension StoreError.RecordProblem {
+    /// The problem as a clause.
+    public var text: String {
+        switch self {
+        case .undecodable(let detail): return detail
+        case .dataOutsideArchive: return "data lies outside the archive"
+        case .impossibleSizes: return "member record has the wrong size or method"
         }
     }
 }

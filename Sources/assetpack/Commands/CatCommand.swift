@@ -49,7 +49,7 @@ enum CatCommand: Command {
     }
 
     /// Copies the descriptor's range to stdout with pread.
-    static func copyToStandardOutput(_ d: borrowing AssetDescriptor) throws(StoreError) {
+    static func copyToStandardOutput(_ d: borrowing MemberDescriptor) throws(StoreError) {
         var offset = d.offset
         var left = d.length
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

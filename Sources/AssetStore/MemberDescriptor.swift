@@ -2,7 +2,7 @@ public import AssetSystem
 
 /// A file descriptor with the byte range that holds one member, as Android's
 /// `AssetFileDescriptor`. Read-only and close-on-exec; its owner closes it.
-public struct AssetDescriptor: ~Copyable, Sendable {
+public struct MemberDescriptor: ~Copyable, Sendable {
     /// Where the bytes come from.
     public enum Source: String, Sendable {
         /// A new description of the installed archive: the member is the

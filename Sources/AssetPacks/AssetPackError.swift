@@ -1,0 +1,212 @@
+public import Foundation
+import AssetSystem
+import AssetStore
+
+/// Every error AssetPacks reports.
+///
+/// An error has a ``code`` — what went wrong, one stable number per case,
+/// the same table the descriptor daemon sends on the wire and the C library
+/// returns (negated) — and a ``reason`` that refines it where a code has
+/// several causes, also with a stable number (as SQLite's primary and
+/// extended result codes). Both are enums to match on:
+///
+/// ```swift
+/// do {
+///     let level = try manager.contents(at: "Levels/1.json")
+/// } catch let error as AssetPackError where error.code == .fileNotFound {
+///     …
+/// } catch let error as AssetPackError where error.reason == .crcMismatch {
+///     …
+/// }
+/// ```
+///
+/// The error names what it concerns — ``pack``, ``member``, ``path`` —
+/// and ``message`` (also `description` and `localizedDescription`) is one
+/// line a person can act on.
+public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// What went wrong. The raw values are stable: they travel on the
+    /// daemon's wire and are the C library's error codes (negated there).
+    public enum Code: Int32, Sendable, Hashable, CaseIterable {
+        /// No pack with this ID is installed (``pack``).
+        case assetPackNotFound = 1
+        /// No member at this path (``member``; ``pack`` when one was named).
+        case fileNotFound = 2
+        /// A path-only lookup matched members of several packs (``packs``).
+        case ambiguousPath = 3
+        /// A pack ID that no pack may have, or that disagrees with the pack
+        /// file (``pack``; ``reason`` says why).
+        case invalidPackID = 4
+        /// A member path the index cannot hold (``member``, ``reason``).
+        case invalidPath = 5
+        /// A record in the container's index is damaged (``pack``,
+        /// ``member`` when it is a member's, ``reason``).
+        case corruptRecord = 6
+        /// The archive an installed pack's record names is gone (``pack``,
+        /// ``path``).
+        case archiveMissing = 7
+        /// A pack file is malformed, or its data is damaged (``path`` is the
+        /// archive, ``member`` the member when one is at fault; ``reason``).
+        case badArchive = 8
+        /// A system call failed (``systemError`` is the `errno`; ``path``
+        /// when it concerned a file).
+        case system = 9
+        /// The container's index (LMDB) failed (``systemError`` is LMDB's
+        /// code).
+        case index = 10
+        /// A manifest is invalid (``path``; ``field``, ``line`` and
+        /// ``column`` when known; ``reason``).
+        case invalidManifest = 16
+        /// A pack file's recorded manifest is unreadable (``path``).
+        case invalidRecordedManifest = 17
+        /// A pack's lock could not be taken in time (``path`` is the lock file).
+        case lockTimeout = 18
+        /// The file given to install is not a regular file (``path``).
+        case notAFile = 19
+        /// There is no container at ``path`` and the manager was told not to
+        /// create one.
+        case noContainer = 20
+        /// The container's index was written by an incompatible version
+        /// (``path``).
+        case unsupportedSchema = 21
+        /// A URL this build cannot install from (``path`` is the URL).
+        case unsupportedURL = 22
+        /// The descriptor daemon at ``path`` cannot be reached, or the
+        /// connection broke (``systemError`` is the `errno`).
+        case daemonUnavailable = 23
+        /// The daemon refused this process (its user and group, checked
+        /// with `SO_PEERCRED`).
+        case peerNotAllowed = 64
+        /// The daemon found the request malformed.
+        case malformedRequest = 65
+        /// The request was longer than the daemon reads.
+        case requestTooLarge = 66
+        /// The daemon speaks another protocol version.
+        case unsupportedVersion = 67
+        /// The daemon serves as many connections as it may.
+        case daemonBusy = 68
+        /// The daemon failed in a way that has no code of its own.
+        case daemonFailed = 69
+
+    }
+
+    /// Why, where a ``Code`` has several causes. The raw values are stable.
+    public enum Reason: Int32, Sendable, Hashable, CaseIterable {
+        /// The code says all there is.
+        case unspecified = 0
+
+        // invalidPackID
+        /// The ID is empty.
+        case emptyID = 100
+        /// The ID is longer than 128 bytes.
+        case idTooLong = 101
+        /// The ID does not start with an ASCII letter or digit.
+        case badFirstCharacter = 102
+        /// The ID has a character outside `A-Z a-z 0-9 . _ -`.
+        case badCharacter = 103
+        /// The pack file records another ID than the one asked for.
+        case differsFromRecorded = 104
+
+        // invalidPath
+        /// The path and the pack ID together exceed the index's key size.
+        case pathTooLongToIndex = 200
+
+        // corruptRecord
+        /// A record's bytes cannot be decoded.
+        case undecodableRecord = 300
+        /// A member's data lies outside its archive.
+        case dataOutsideArchive = 301
+        /// A member record's sizes or method are impossible.
+        case impossibleSizes = 302
+
+        // badArchive
+        /// Not a ZIP archive.
+        case notAnArchive = 400
+        /// The archive ends early.
+        case truncated = 401
+        /// A member's name is unsafe (absolute, `..`, backslash, NUL, not UTF-8, …).
+        case unsafeMemberPath = 402
+        /// A member is a symbolic link, device, FIFO or other non-file.
+        case unsupportedEntryType = 403
+        /// Two members have one name.
+        case duplicateMember = 404
+        /// A member is encrypted.
+        case encryptedMember = 405
+        /// A member uses a compression method other than stored or deflated.
+        case unsupportedMethod = 406
+        /// A local header disagrees with the central directory.
+        case headerMismatch = 407
+        /// A member's entry is malformed (extra field, sizes, ratio).
+        case malformedEntry = 408
+        /// Members overlap each other or the central directory.
+        case overlappingMembers = 409
+        /// A member lies outside the file.
+        case outOfBounds = 410
+        /// The central directory or end records are inconsistent.
+        case inconsistentDirectory = 411
+        /// A member's CRC-32 does not match its data.
+        case crcMismatch = 412
+        /// A member's data is not the size its entry declares.
+        case sizeMismatch = 413
+        /// A deflated member's data does not inflate.
+        case corruptData = 414
+        /// A file to be packed could not be read or changed while read.
+        case unreadableSource = 415
+        /// The archive comment is too long.
+        case invalidComment = 416
+
+        // invalidManifest
+        /// The manifest file cannot be read.
+        case unreadableManifest = 500
+        /// The manifest is not valid JSON (``line``, ``column``).
+        case invalidJSON = 501
+        /// A field is missing, of the wrong type, unknown or has a bad value (``field``).
+        case invalidField = 502
+        /// The file selectors select a file that is missing, outside the
+        /// root or of the wrong kind, or select nothing (``field``).
+        case invalidSelection = 503
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// Why, where the code has several causes; else `.unspecified`.
+    public let reason: Reason
+    /// The pack the error concerns.
+    public let pack: String?
+    /// The member path (inside a pack) the error concerns.
+    public let member: String?
+    /// The file, directory, socket or URL the error concerns.
+    public let path: String?
+    /// The packs of an ``Code/ambiguousPath`` lookup.
+    public let packs: [String]
+    /// The manifest field at fault (`fileSelectors[2].directory`).
+    public let field: String?
+    /// Where in a manifest the error is, 1-based, when known.
+    public let line: Int?
+    public let column: Int?
+    /// The `errno` of ``Code/system`` and ``Code/daemonUnavailable``; the
+    /// LMDB code of ``Code/index``.
+    public let systemError: Int32?
+    /// One line a person can act on.
+    public let message: String
+
+    /// Creates an error. The library makes these; a program may, too, to
+    /// report in the same terms.
+    public init(_ code: Code, reason: Reason = .unspecified, pack: String? = nil, member: String? = nil,
+                path: String? = nil, packs: [String] = [], field: String? = nil, line: Int? = nil,
+                column: Int? = nil, systemError: Int32? = nil, message: String) {
+        self.code = code
+        self.reason = reason
+        self.pack = pack
+        self.member = member
+        self.path = path
+        self.packs = packs
+        self.field = field
+        self.line = line
+        self.column = column
+        self.systemError = systemError
+        self.message = message
+    }
+
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}

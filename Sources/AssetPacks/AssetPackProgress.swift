@@ -1,0 +1,43 @@
+/// How far a long piece of work has come: packaging, installing, verifying.
+///
+/// Callbacks get one now and then (a bounded number of times per second, and
+/// once at the end of each phase with `completed == total`), on the thread
+/// doing the work; keep them short.
+public struct AssetPackProgress: Sendable, Hashable {
+    /// What is being done.
+    public enum Phase: String, Sendable, Hashable, CaseIterable {
+        /// Reading files and writing them into a pack (bytes).
+        case packaging
+        /// Copying a pack file into the container's staging area (bytes).
+        case copying
+        /// Checking a pack's structure, members and SHA-256 (bytes).
+        case validating
+        /// Recording members in the index (members).
+        case indexing
+        /// Verifying the container (bytes with `deep`, else members).
+        case verifying
+    }
+
+    /// What `completed` and `total` count.
+    public enum Unit: String, Sendable, Hashable {
+        case bytes
+        case members
+    }
+
+    public let phase: Phase
+    public let unit: Unit
+    /// How much of the phase is done.
+    public let completed: UInt64
+    /// How much the phase has in all.
+    public let total: UInt64
+
+    public init(phase: Phase, unit: Unit, completed: UInt64, total: UInt64) {
+        self.phase = phase
+        self.unit = unit
+        self.completed = completed
+        self.total = total
+    }
+
+    /// `completed / total`, 1 when there is nothing to do.
+    public var fraction: Double { total == 0 ? 1 : Double(completed) / Double(total) }
+}

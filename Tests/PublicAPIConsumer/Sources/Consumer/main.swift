@@ -1,0 +1,148 @@
+// Uses every public call of AssetPacks once, through `import AssetPacks`
+// alone, and checks what each returns. Exits non-zero on the first surprise.
+import AssetPacks
+import Foundation
+
+func check(_ condition: Bool, _ what: String, line: Int = #line) {
+    if !condition {
+        FileHandle.standardError.write(Data("consumer: line \(line): \(what)\n".utf8))
+        exit(1)
+    }
+}
+
+func expectError(_ code: AssetPackError.Code, _ what: String, _ body: () throws -> Void) {
+    do {
+        try body()
+        check(false, "\(what): no error")
+    } catch let error as AssetPackError {
+        check(error.code == code, "\(what): \(error.code) instead of \(code): \(error)")
+        check(!error.localizedDescription.contains("AssetPackError"), "\(what): localizedDescription is \(error.localizedDescription)")
+    } catch {
+        check(false, "\(what): not an AssetPackError: \(error)")
+    }
+}
+
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("consumer-\(getpid())").path
+try? FileManager.default.removeItem(atPath: work)
+try FileManager.default.createDirectory(atPath: work + "/content/Levels", withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: work) }
+let level = Data(String(repeating: "{\"level\": 1}\n", count: 200).utf8)
+try level.write(to: URL(fileURLWithPath: work + "/content/Levels/1.json"))
+let media = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+try media.write(to: URL(fileURLWithPath: work + "/content/intro.m4v"))
+
+// Manifests and packaging.
+check(AssetPackManifest.template.contains("assetPackID"), "template")
+let manifest = AssetPackManifest(assetPackID: "com.example.Consumer",
+                                 downloadPolicy: .prefetch([.firstInstallation]),
+                                 fileSelectors: [.directory("Levels", compression: .automatic),
+                                                 .file("intro.m4v", compression: .stored)],
+                                 platforms: [.linux])
+let manifestText = """
+    // comments are allowed
+    {"assetPackID": "com.example.Consumer", "downloadPolicy": {"prefetch": {"installationEventTypes": ["firstInstallation"]}},
+     "fileSelectors": [{"directory": "Levels"}, {"file": "intro.m4v", "compression": "stored"}], "platforms": ["linux"]}
+    """
+let parsed = try AssetPackManifest.parse(Data(manifestText.utf8), path: "inline.json")
+check(parsed == manifest, "parsed manifest equals the built one")
+try Data("{\"assetPackID\": \"x\"".utf8).write(to: URL(fileURLWithPath: work + "/bad.json"))
+expectError(.invalidManifest, "truncated manifest") { _ = try AssetPackManifest.load(path: work + "/bad.json") }
+let steps = LockedCount()
+let pack = try Packager.package(manifest, root: work + "/content", manifestPath: "inline.json", output: work + "/Consumer.zip",
+                                progress: { _ in steps.add() })
+check(pack.members.count == 2 && pack.id == "com.example.Consumer" && pack.recordsManifest, "packaged")
+check(pack.members.first { $0.path == "intro.m4v" }?.method == .stored, "media stored")
+try Data(manifestText.utf8).write(to: URL(fileURLWithPath: work + "/manifest.json"))
+let again = try Packager.package(manifestAt: work + "/manifest.json", root: work + "/content", output: work + "/Again.zip")
+check(again.sha256 == pack.sha256, "packaging is deterministic")
+let inspected = try AssetPackFile.inspect(at: work + "/Consumer.zip")
+check(inspected.sha256.count == 64 && inspected.totalSize == UInt64(level.count + media.count), "inspect")
+
+// A container, installs and reads.
+let container = AssetPackManager.Container(path: work + "/container")
+expectError(.noContainer, "read-only open of a missing container") {
+    _ = try AssetPackManager(container: container, options: .init(createsContainer: false))
+}
+check(AssetPackManager.Container.default(group: "g", environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/assetpacks/g",
+      "default container")
+let manager = try AssetPackManager(container: container, options: AssetPackManager.Options(lockTimeout: 5))
+check(manager.container == container, "container")
+let result = try manager.installPack(at: work + "/Consumer.zip", progress: { _ in steps.add() })
+check(result.change == .installed && result.pack.memberCount == 2, "installed")
+let same = try manager.install(packAt: URL(fileURLWithPath: work + "/Consumer.zip"))
+check(same.sha256 == pack.sha256, "install(packAt:)")
+expectError(.unsupportedURL, "http URL") { _ = try manager.install(packAt: URL(string: "http://127.0.0.1/x.zip")!) }
+expectError(.notAFile, "directory as pack") { _ = try manager.installPack(at: work) }
+check(try manager.allAssetPacks().map(\.id) == ["com.example.Consumer"], "allAssetPacks")
+let installed = try manager.assetPack(withID: "com.example.Consumer")
+check(installed.downloadPolicy == .prefetch([.firstInstallation]) && installed.platforms == [.linux], "policy and platforms")
+check(installed.downloadPolicy.name == "prefetch" && installed.downloadPolicy.installationEventTypes == [.firstInstallation], "policy name")
+expectError(.assetPackNotFound, "missing pack") { _ = try manager.assetPack(withID: "nope") }
+check(try manager.contents(at: "Levels/1.json") == level, "contents")
+check(try manager.contents(at: "intro.m4v", searchingInAssetPackWithID: "com.example.Consumer", verifyingChecksum: true) == media,
+      "checked contents")
+expectError(.fileNotFound, "missing file") { _ = try manager.contents(at: "nope") }
+func typedThrows(_ manager: AssetPackManager) -> AssetPackError.Code? {
+    do {
+        _ = try manager.contents(at: "nope", searchingInAssetPackWithID: "com.example.Consumer")
+        return nil
+    } catch {
+        return error.code  // typed throws: `error` is an AssetPackError
+    }
+}
+check(typedThrows(manager) == .fileNotFound, "typed throws")
+let members = try manager.members(inAssetPackWithID: "com.example.Consumer", under: "Levels")
+check(members.map(\.path) == ["Levels/1.json"] && members[0].size == UInt64(level.count), "members")
+check(members[0].isCompressed == (members[0].method == .deflated), "isCompressed")
+
+// Descriptors.
+let video = try manager.descriptor(for: "intro.m4v")
+check(video.source == .archive && video.length == Int64(media.count), "archive descriptor")
+var head = [UInt8](repeating: 0, count: 16)
+let got = try head.withUnsafeMutableBytes { try video.read(into: $0, at: Int64(media.count) - 8) }
+check(got == 8 && Array(head[..<8]) == Array(media.suffix(8)), "read stops at the member's end")
+check(try video.data() == media, "descriptor data")
+check(video.fileDescriptor >= 0 && !video.isClosed && video.offset > 0, "fileDescriptor")
+try video.close()
+check(video.isClosed, "closed")
+let standalone = try manager.descriptor(for: "intro.m4v", options: .standalone)
+check(standalone.source == .memory && standalone.offset == 0, "standalone")
+let raw = standalone.take()
+check(lseek(raw, 0, SEEK_END) == off_t(media.count), "a standalone descriptor ends where the member does")
+close(raw)
+
+// The daemon and its client.
+let daemon = try DescriptorDaemon(manager: manager, configuration: DescriptorDaemon.Configuration())
+let thread = Thread { daemon.run() }
+thread.start()
+let client = try AssetPackClient.connect(container: container, timeout: 5)
+let remote = try client.descriptor(for: "Levels/1.json", searchingInAssetPackWithID: "com.example.Consumer")
+check(try remote.data() == level, "daemon descriptor")
+do {
+    _ = try client.descriptor(for: "nope")
+    check(false, "daemon: missing file")
+} catch {
+    check(error.code == .fileNotFound && error.member == "nope", "daemon error keeps its code: \(error)")
+}
+daemon.stop()
+check(daemon.container == container && daemon.socketPath == container.daemonSocketPath, "daemon")
+
+// Verification, garbage collection, removal.
+let report = try manager.verify(Verification.Options(deep: true, progress: { _ in steps.add() }))
+check(!report.hasErrors && report.packsChecked == 1 && report.findings.allSatisfy { $0.severity != .error }, "verify")
+check(Verification.Code.archiveMissing.severity == .error, "finding severity")
+_ = try manager.collectGarbage()
+try manager.remove(assetPackWithID: "com.example.Consumer")
+expectError(.assetPackNotFound, "removed") { try manager.remove(assetPackWithID: "com.example.Consumer") }
+check(steps.value > 0, "progress reported")
+check(AssetPackError.Code.allCases.count == Set(AssetPackError.Code.allCases.map(\.rawValue)).count, "codes are unique")
+let progress = AssetPackProgress(phase: .copying, unit: .bytes, completed: 1, total: 2)
+check(progress.fraction == 0.5, "progress fraction")
+print("public API: ok")
+
+final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() { lock.lock(); n += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+}
