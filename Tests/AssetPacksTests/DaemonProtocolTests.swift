@@ -2,11 +2,13 @@ import Foundation
 import Testing
 import AssetArchive
 import AssetIndex
+import AssetStore
+import AssetSystem
 @testable import AssetPacks
 
 /// The daemon's wire format, without a daemon: requests parse back, every
 /// bad header is refused with the right status, and every error the store
-/// reports crosses the wire as the same case.
+/// reports crosses the wire with its code, reason and names.
 @Suite struct DaemonProtocolTests {
     func parse(_ bytes: [UInt8]) -> DaemonRequest.Header {
         bytes.withUnsafeBytes { DaemonRequest.parseHeader(UnsafeRawBufferPointer(rebasing: $0[..<16])) }
@@ -58,55 +60,67 @@ import AssetIndex
     }
 
     /// Encodes `error` as the daemon would and decodes it as the client does.
-    func roundTrip(_ error: StoreError) -> StoreError? {
-        let reply = DaemonReply.failure(for: error, pack: "p", path: "m")
-        return reply.withUnsafeBytes { raw -> StoreError? in
+    func roundTrip(_ error: AssetPackError) -> AssetPackError? {
+        let reply = DaemonReply.failure(for: error)
+        return reply.withUnsafeBytes { raw -> AssetPackError? in
             guard case .success(let h) = DaemonReply.parseHeader(raw), h.length == raw.count - 16 else { return nil }
             guard case .success(let e) = DaemonReply.error(status: h.status, body: UnsafeRawBufferPointer(rebasing: raw[16...]), socket: "/s") else { return nil }
             return e
         }
     }
 
-    @Test func storeErrorsCrossTheWireAsTheSameCase() {
+    @Test func storeErrorsCrossTheWireWithTheirCodeReasonAndNames() {
         let cases: [StoreError] = [
             .assetPackNotFound("p"), .fileNotFound(path: "a/b", pack: "p"), .fileNotFound(path: "a/b", pack: nil),
-            .ambiguousPath("a", packs: ["p", "q"]), .invalidPackID("x/y", reason: "why"), .invalidPath("", reason: "empty"),
-            .corruptRecord(pack: "p", member: "m", reason: "r"), .corruptRecord(pack: "p", member: nil, reason: "r"),
+            .ambiguousPath("a", packs: ["p", "q"]), .invalidPackID("x/y", reason: .badCharacter),
+            .invalidPackID("x y", reason: .derivedFromFileName(.badCharacter)),
+            .invalidPath("long", reason: .tooLongToIndex(maximum: 3)),
+            .corruptRecord(pack: "p", member: "m", reason: .dataOutsideArchive),
+            .corruptRecord(pack: "p", member: nil, reason: .undecodable("record is truncated")),
             .archiveMissing(pack: "p", path: "/c/packs/p.zip"),
-            .system(Errno(24, operation: "open", path: "/c/packs/p.zip")), .system(Errno(12, operation: "mmap")),
-            .index(LMDBError(-30_791, operation: "mdb_txn_begin", path: "/c/index")),
+            .archive(.crcMismatch(archive: "/c/packs/p.zip", path: "m", expected: 1, actual: 2)),
+            .archive(.truncated(archive: "/c/packs/p.zip")),
         ]
-        for error in cases {
-            // Errors carry no Equatable; their one-line descriptions say everything they hold.
-            guard let back = roundTrip(error) else { Issue.record("\(error) did not come back"); continue }
-            switch (error, back) {
-            case (.system(let a), .system(let b)):
-                #expect(a.rawValue == b.rawValue && a.path == b.path && b.operation == "descriptor daemon: " + a.operation)
-            case (.index(let a), .index(let b)):
-                #expect(a.code == b.code && a.path == b.path && b.operation == "descriptor daemon: " + a.operation)
-            default:
-                #expect(back.description == error.description)
-            }
+        for engine in cases {
+            let error = AssetPackError(engine)
+            #expect(roundTrip(error) == error, "\(engine)")
         }
-        guard case .archive(.corruptData("p", "m", let detail)) = roundTrip(.archive(.crcMismatch(archive: "p.zip", path: "m", expected: 1, actual: 2))) else {
-            Issue.record("archive damage did not come back as corruptData")
-            return
+        // System and index errors keep their number and path; the message
+        // says the daemon met them.
+        for error in [AssetPackError(.system(Errno(Errno.tooManyOpenFiles.rawValue, operation: "open", path: "/c/packs/p.zip"))),
+                      AssetPackError(.index(LMDBError(-30_791, operation: "mdb_txn_begin", path: "/c/index")))] {
+            let back = roundTrip(error)
+            #expect(back?.code == error.code && back?.systemError == error.systemError && back?.path == error.path)
+            #expect(back?.message == "descriptor daemon: " + error.message)
         }
-        #expect(detail.contains("m"))
-        guard case .daemonRefused("/s", .failed, _) = roundTrip(.lockTimeout(path: "/l", seconds: 1)) else {
-            Issue.record("an error without a wire status did not come back as a refusal")
-            return
+        // An error that has no wire status of its own comes back as a daemon failure.
+        let other = roundTrip(AssetPackError(.lockTimeout(path: "/l", seconds: 1)))
+        #expect(other?.code == .daemonFailed && other?.path == "/s")
+    }
+
+    @Test func wireStatusesAreTheErrorCodes() {
+        for status in [DaemonStatus.assetPackNotFound, .fileNotFound, .ambiguousPath, .invalidPackID, .invalidPath,
+                       .corruptRecord, .archiveMissing, .badArchive, .system, .index] {
+            #expect(AssetPackError.Code(rawValue: Int32(status.rawValue)) != nil, "\(status)")
+        }
+        let refusals: [(DaemonStatus, AssetPackError.Code)] = [
+            (.peerNotAllowed, .peerNotAllowed), (.malformedRequest, .malformedRequest), (.requestTooLarge, .requestTooLarge),
+            (.unsupportedVersion, .unsupportedVersion), (.busy, .daemonBusy), (.failed, .daemonFailed),
+        ]
+        for (status, code) in refusals {
+            #expect(Int32(status.rawValue) == code.rawValue)
+            #expect(DaemonStatus(code) == status)
         }
     }
 
-    @Test func refusalsComeBackWithTheirReason() {
-        for reason in [StoreError.DaemonRefusal.peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed] {
-            let reply = DaemonReply.failure(DaemonStatus(rawValue: reason.rawValue)!, message: "because")
+    @Test func refusalsComeBackWithTheirCode() {
+        for code in [AssetPackError.Code.peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed] {
+            let reply = DaemonReply.failure(DaemonStatus(code), message: "because")
             let back = reply.withUnsafeBytes { raw in
-                DaemonReply.error(status: DaemonStatus(rawValue: reason.rawValue)!.rawValue, body: UnsafeRawBufferPointer(rebasing: raw[16...]), socket: "/s")
+                DaemonReply.error(status: DaemonStatus(code).rawValue, body: UnsafeRawBufferPointer(rebasing: raw[16...]), socket: "/s")
             }
-            guard case .success(.daemonRefused("/s", let got, "because")) = back, got == reason else {
-                Issue.record("\(reason): \(back)")
+            guard case .success(let e) = back, e.code == code, e.path == "/s", e.message.hasSuffix("because") else {
+                Issue.record("\(code): \(back)")
                 continue
             }
         }

@@ -39,7 +39,7 @@ import AssetArchive
         let digests = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/digests.json"))) as? [String: String])
         #expect(digests.count == 70001)
 
-        let manager = try AssetPackManager(container: GroupContainer(path: root + "/container"))
+        let manager = try AssetPackManager(container: AssetPackManager.Container(path: root + "/container"))
         let result = try manager.installPack(at: root + "/big.zip")
         #expect(result.pack.id == "big" && result.pack.memberCount == 70001)
         let members = try manager.members(inAssetPackWithID: "big")

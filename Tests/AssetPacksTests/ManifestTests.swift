@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import AssetPacks
-import AssetArchive
 
 @Suite struct ManifestTests {
     @Test func parsesApplesFormatWithComments() throws {
@@ -57,21 +56,45 @@ import AssetArchive
             _ = try AssetPackManifest.parse(Data(json.utf8), path: "bad.json")
             Issue.record("accepted \(json)")
         } catch {
-            guard case .invalidManifest(let path, let f, let reason) = error else {
-                Issue.record("wrong error \(error)")
-                return
-            }
-            #expect(path == "bad.json")
-            #expect(f == field)
-            #expect(!reason.isEmpty)
+            #expect(error.code == .invalidManifest && error.path == "bad.json", "\(error)")
+            #expect((error.field ?? "") == field)
+            #expect(error.reason == (json == "{" ? .invalidJSON : .invalidField))
+            #expect(error.message.hasPrefix("bad.json") && !error.message.contains("\n"))
         }
     }
 
-    @Test func roundTripsThroughTheArchiveComment() throws {
-        let d = PackDescription(id: "x.y-z_1", downloadPolicy: .essential([.subsequentUpdate]), platforms: [.linux, .visionOS])
-        #expect(try PackDescription.decode(archiveComment: d.archiveComment, archive: "a") == d)
-        #expect(try PackDescription.decode(archiveComment: Array("just a comment".utf8), archive: "a") == nil)
-        #expect(d.archiveComment == d.archiveComment)
+    @Test func aDirectoryOrAMissingFileIsNamedWithoutFoundationsWords() throws {
+        let dir = FileManager.default.temporaryDirectory.path + "/manifest-dir-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for path in [dir, dir + "/missing.json"] {
+            do {
+                _ = try AssetPackManifest.load(path: path)
+                Issue.record("loaded \(path)")
+            } catch {
+                #expect(error.path == path, "\(error)")
+                #expect(!error.message.contains("NSCocoaErrorDomain") && !error.message.contains("error 256"), "\(error.message)")
+                #expect(error.localizedDescription == error.message)
+            }
+        }
+        do { _ = try AssetPackManifest.load(path: dir) } catch {
+            #expect(error.code == .invalidManifest && error.reason == .unreadableManifest)
+        }
+        do { _ = try AssetPackManifest.load(path: dir + "/missing.json") } catch {
+            #expect(error.code == .system && error.systemError == ENOENT)
+        }
+    }
+
+    @Test func roundTripsThroughThePacksArchiveComment() throws {
+        let t = PackagingTests.Tree()
+        try t.write("x.txt", "x")
+        let m = AssetPackManifest(assetPackID: "x.y-z_1", downloadPolicy: .essential([.subsequentUpdate]),
+                                  fileSelectors: [.file("x.txt", compression: .automatic)], platforms: [.linux, .visionOS])
+        let pack = try Packager.package(m, root: t.root, manifestPath: "m", output: t.root + "/out.zip")
+        #expect(pack.id == m.assetPackID && pack.recordsManifest)
+        #expect(pack.downloadPolicy == m.downloadPolicy && pack.platforms == m.platforms)
+        let inspected = try AssetPackFile.inspect(at: t.root + "/out.zip")
+        #expect(inspected == pack)
     }
 }
 
@@ -98,11 +121,10 @@ import AssetArchive
         try t.write("dir/sub/c.txt", "c")
         try t.write("other/d.txt", "d")
         let m = try t.manifest(#"{"file":"a.txt"},{"directory":"dir"},{"file":"./dir/b.txt","compression":"stored"}"#)
-        let archive = try Packager.package(manifestAt: m, output: t.root + "/out.zip")
-        #expect(archive.entries.map(\.path) == ["a.txt", "dir/b.txt", "dir/sub/c.txt"])
-        #expect(archive.entries[1].method == .stored)
-        let description = try PackDescription.decode(archiveComment: archive.comment, archive: "out.zip")
-        #expect(description?.id == "p")
+        let pack = try Packager.package(manifestAt: m, output: t.root + "/out.zip")
+        #expect(pack.members.map(\.path) == ["a.txt", "dir/b.txt", "dir/sub/c.txt"])
+        #expect(pack.members[1].method == .stored)
+        #expect(pack.id == "p")
     }
 
     @Test(arguments: [
@@ -124,8 +146,8 @@ import AssetArchive
             try Packager.package(manifestAt: m, output: t.root + "/out.zip")
             Issue.record("packaged \(selectors)")
         } catch {
-            guard case .invalidManifest(_, let f, _) = error else { Issue.record("wrong error \(error)"); return }
-            #expect(f == field)
+            #expect(error.code == .invalidManifest && error.reason == .invalidSelection, "\(error)")
+            #expect(error.field == field)
         }
         #expect(!FileManager.default.fileExists(atPath: t.root + "/out.zip"))
     }
@@ -134,7 +156,7 @@ import AssetArchive
         let t = Tree()
         try t.write("content/x.txt", "x")
         let m = try t.manifest(#"{"file":"x.txt"}"#)
-        let archive = try Packager.package(manifestAt: m, root: t.root + "/content", output: t.root + "/out.zip")
-        #expect(archive.entries.map(\.path) == ["x.txt"])
+        let pack = try Packager.package(manifestAt: m, root: t.root + "/content", output: t.root + "/out.zip")
+        #expect(pack.members.map(\.path) == ["x.txt"])
     }
 }

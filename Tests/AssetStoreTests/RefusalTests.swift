@@ -91,7 +91,7 @@ import AssetSystem
         let long = String(repeating: "d/", count: 255) + "file"
         try refuse({ f in try f.pack("long.zip", id: "long", [long: [1]]) }) { error in
             guard case .invalidPath(let path, let reason) = error else { return false }
-            return path == long && reason.contains("'long'")
+            return path == long && reason == .tooLongToIndex(maximum: 511 - 1 - "long".utf8.count)
         }
     }
 }

@@ -41,7 +41,7 @@ import AssetPacks
         return manager
     }
 
-    func bytes(of d: borrowing AssetDescriptor) throws -> Data {
+    func bytes(of d: borrowing MemberDescriptor) throws -> Data {
         Data(try d.descriptor.read(count: Int(d.length), at: d.offset))
     }
 

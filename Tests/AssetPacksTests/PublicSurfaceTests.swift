@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+import Testing
+import AssetPacks
+
+/// The public surface as a program meets it: errors with stable codes and
+/// readable text, refusals of what it cannot do, descriptors with Apple's
+/// shape that never read past their member, checked reads.
+@Suite struct PublicSurfaceTests {
+    /// A container and a pack with a deflated text member and a stored
+    /// 70,000-byte media member, in a temporary directory.
+    final class Fixture {
+        let root = FileManager.default.temporaryDirectory.path + "/surface-\(UUID().uuidString.prefix(8))"
+        let text = Data(String(repeating: "line of text\n", count: 300).utf8)
+        let media = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        var pack: String { root + "/Pack.zip" }
+        let manager: AssetPackManager
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: root + "/content", withIntermediateDirectories: true)
+            try text.write(to: URL(fileURLWithPath: root + "/content/notes.txt"))
+            try media.write(to: URL(fileURLWithPath: root + "/content/clip.m4v"))
+            let manifest = AssetPackManifest(assetPackID: "com.example.Surface", downloadPolicy: .onDemand,
+                                             fileSelectors: [.directory(".", compression: .automatic)], platforms: [])
+            try Packager.package(manifest, root: root + "/content", manifestPath: "m.json", output: root + "/Pack.zip")
+            manager = try AssetPackManager(container: .init(path: root + "/container"))
+            try manager.installPack(at: root + "/Pack.zip")
+        }
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    /// The numbers travel on the daemon's wire and become the C library's
+    /// error codes: renumbering one is a breaking change, so they are pinned.
+    @Test func codesAreStable() {
+        let pinned: [AssetPackError.Code: Int32] = [
+            .assetPackNotFound: 1, .fileNotFound: 2, .ambiguousPath: 3, .invalidPackID: 4, .invalidPath: 5,
+            .corruptRecord: 6, .archiveMissing: 7, .badArchive: 8, .system: 9, .index: 10,
+            .invalidManifest: 16, .invalidRecordedManifest: 17, .lockTimeout: 18, .notAFile: 19, .noContainer: 20,
+            .unsupportedSchema: 21, .unsupportedURL: 22, .daemonUnavailable: 23,
+            .peerNotAllowed: 64, .malformedRequest: 65, .requestTooLarge: 66, .unsupportedVersion: 67,
+            .daemonBusy: 68, .daemonFailed: 69,
+        ]
+        #expect(pinned.count == AssetPackError.Code.allCases.count)
+        for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }
+        #expect(Set(AssetPackError.Reason.allCases.map(\.rawValue)).count == AssetPackError.Reason.allCases.count)
+    }
+
+    @Test func errorsReadAsOneLineEverywhere() throws {
+        let f = try Fixture()
+        do {
+            _ = try f.manager.contents(at: "missing.txt", searchingInAssetPackWithID: "com.example.Surface")
+            Issue.record("read a missing file")
+        } catch {
+            #expect(error.code == .fileNotFound && error.member == "missing.txt" && error.pack == "com.example.Surface")
+            let expected = "no file 'missing.txt' in asset pack 'com.example.Surface'"
+            #expect(error.message == expected)
+            #expect(error.description == expected)
+            #expect(error.localizedDescription == expected)
+            #expect((error as any Error).localizedDescription == expected)
+        }
+    }
+
+    @Test func anHTTPURLIsRefusedNotOpenedAsAPath() throws {
+        let f = try Fixture()
+        for url in ["http://127.0.0.1:9/Pack.zip", "https://example.invalid/Pack.zip", "ftp://127.0.0.1/Pack.zip"] {
+            do {
+                _ = try f.manager.install(packAt: URL(string: url)!)
+                Issue.record("installed \(url)")
+            } catch {
+                #expect(error.code == .unsupportedURL && error.path == url, "\(error)")
+            }
+        }
+        #expect(try f.manager.install(packAt: URL(fileURLWithPath: f.pack)).id == "com.example.Surface")
+    }
+
+    @Test func aReadOnlyManagerDoesNotCreateAContainer() throws {
+        let f = try Fixture()
+        let typo = f.root + "/contianer"
+        do {
+            _ = try AssetPackManager(container: .init(path: typo), options: .init(createsContainer: false))
+            Issue.record("opened a missing container")
+        } catch {
+            #expect(error.code == .noContainer && error.path == typo, "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: typo))
+    }
+
+    @Test func anArchiveDescriptorReadsOnlyItsMember() throws {
+        let f = try Fixture()
+        let d = try f.manager.descriptor(for: "clip.m4v")
+        defer { try? d.close() }
+        #expect(d.source == .archive && d.length == Int64(f.media.count))
+        // The file goes on past the member...
+        #expect(lseek(d.fileDescriptor, 0, SEEK_END) > d.offset + d.length)
+        // ...but the descriptor's own reads stop at its end.
+        var buffer = [UInt8](repeating: 0, count: 100)
+        let n = try buffer.withUnsafeMutableBytes { try d.read(into: $0, at: d.length - 10) }
+        #expect(n == 10 && Array(buffer[..<10]) == Array(f.media.suffix(10)))
+        #expect(try buffer.withUnsafeMutableBytes { try d.read(into: $0, at: d.length) } == 0)
+        #expect(try d.data() == f.media)
+    }
+
+    @Test func aStandaloneDescriptorEndsWhereTheMemberDoes() throws {
+        let f = try Fixture()
+        for path in ["clip.m4v", "notes.txt"] {
+            let d = try f.manager.descriptor(for: path, options: .standalone)
+            #expect(d.source == .memory && d.offset == 0)
+            #expect(lseek(d.fileDescriptor, 0, SEEK_END) == d.length)
+            try d.close()
+        }
+    }
+
+    @Test func closeFollowsApplesPattern() throws {
+        let f = try Fixture()
+        let number: Int32
+        do {
+            let d = try f.manager.descriptor(for: "notes.txt")
+            defer { try? d.close() }
+            number = d.fileDescriptor
+            #expect(fcntl(number, F_GETFD) >= 0)
+        }
+        #expect(fcntl(number, F_GETFD) == -1 && errno == EBADF)
+        // take() hands the number over: the descriptor no longer closes it.
+        let d = try f.manager.descriptor(for: "notes.txt")
+        let taken = d.take()
+        #expect(d.isClosed)
+        #expect(fcntl(taken, F_GETFD) >= 0)
+        close(taken)
+    }
+
+    @Test func aDescriptorThatIsNeverClosedIsClosedWhenReleased() throws {
+        let f = try Fixture()
+        var number: Int32 = -1
+        do {
+            let d = try f.manager.descriptor(for: "notes.txt")
+            number = d.fileDescriptor
+        }
+        #expect(fcntl(number, F_GETFD) == -1)
+    }
+
+    @Test func checkedContentsFindDamageThatZeroCopyReadsDoNot() throws {
+        let f = try Fixture()
+        let d = try f.manager.descriptor(for: "clip.m4v")
+        let offset = d.offset
+        try d.close()
+        // Damage one byte of the installed archive in place.
+        let archive = try FileManager.default.contentsOfDirectory(atPath: f.root + "/container/packs").first { $0.hasSuffix(".zip") }
+        let fd = open(f.root + "/container/packs/" + (archive ?? ""), O_RDWR)
+        #expect(fd >= 0)
+        var byte: UInt8 = 0
+        #expect(pread(fd, &byte, 1, off_t(offset + 100)) == 1)
+        byte ^= 0xFF
+        #expect(pwrite(fd, &byte, 1, off_t(offset + 100)) == 1)
+        close(fd)
+        #expect(try f.manager.contents(at: "clip.m4v") != f.media)
+        do {
+            _ = try f.manager.contents(at: "clip.m4v", verifyingChecksum: true)
+            Issue.record("damaged bytes passed the check")
+        } catch {
+            #expect(error.code == .badArchive && error.reason == .crcMismatch && error.member == "clip.m4v", "\(error)")
+        }
+    }
+
+    @Test func verifyAndGarbageCollectionSpeakPublicTypes() throws {
+        let f = try Fixture()
+        let steps = Steps()
+        let report = try f.manager.verify(.init(deep: true, progress: { steps.add($0) }))
+        #expect(!report.hasErrors && report.packsChecked == 1 && report.membersChecked == 2)
+        #expect(report.bytesChecked > 0)
+        #expect(steps.last?.phase == .verifying && steps.last?.unit == .bytes && steps.last?.fraction == 1)
+        #expect(try f.manager.collectGarbage().isEmpty)
+    }
+
+    final class Steps: Sendable {
+        private let all = Mutex<[AssetPackProgress]>([])
+        func add(_ p: AssetPackProgress) { all.withLock { $0.append(p) } }
+        var last: AssetPackProgress? { all.withLock { $0.last } }
+    }
+}
