@@ -1,5 +1,6 @@
 import Foundation
 import AssetPacks
+import AssetStore
 import AssetArchive
 import AssetSystem
 import CZlib

@@ -1,4 +1,6 @@
 import AssetPacks
+import AssetSystem
+import AssetStore
 
 /// `contents(at:searchingInAssetPackWithID:)`: the bytes of a member as
 /// `Data` (zero-copy for stored members), released again at once, or first
@@ -22,7 +24,7 @@ struct DescriptorHandout: Operation {
     let manager: AssetPackManager
     let pack: String
     let paths: [String]
-    let options: DescriptorOptions
+    let options: AssetDescriptor.Options
 
     @inline(__always)
     mutating func run(_ item: Int) throws -> Int {
@@ -40,7 +42,7 @@ struct OpenAndRead: Operation {
     let paths: [String]
 
     mutating func run(_ item: Int) throws -> Int {
-        let manager = try AssetPackManager(container: container)
+        let manager = try AssetPackManager(container: .init(path: container.path))
         return try manager.contents(at: paths[item], searchingInAssetPackWithID: packs[item]).count
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 
 /// `descriptor`: descriptor handouts per second, each descriptor closed at
 /// once, on the `small-read` members.
@@ -23,8 +25,8 @@ enum DescriptorScenario {
     static func run(_ ctx: Context) throws -> [ScenarioResult] {
         let stored = try SmallDataset.prepare(ctx.workspace, deflated: false)
         let text = try SmallDataset.prepare(ctx.workspace, deflated: true)
-        let storedManager = try AssetPackManager(container: stored.container)
-        let textManager = try AssetPackManager(container: text.container)
+        let storedManager = try AssetPackManager(container: .init(path: stored.container.path))
+        let textManager = try AssetPackManager(container: .init(path: text.container.path))
         let plan = ctx.scale.plan
         let range = try Competition.run([
             Contender("assetpacks", DescriptorHandout(manager: storedManager, pack: stored.packID, paths: stored.members.paths, options: [])),

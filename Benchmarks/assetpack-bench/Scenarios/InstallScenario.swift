@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 import AssetArchive
 
 /// `install`: indexing a pack of 100,000 stored members of 64–1024 B
@@ -41,7 +43,7 @@ enum InstallScenario {
 
         let all: [(String, () throws -> Double)] = [
             ("assetpacks", {
-                let manager = try AssetPackManager(container: GroupContainer(path: scratch))
+                let manager = try AssetPackManager(container: .init(path: scratch))
                 return try timed { try manager.installPack(at: zipPath, id: "bench.install") }
             }),
             ("files", {

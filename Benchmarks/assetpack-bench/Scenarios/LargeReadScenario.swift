@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 import AssetArchive
 
 /// `large-read`: one large stored member (256 MiB; 32 MiB with `--quick`).
@@ -61,7 +63,7 @@ enum LargeReadScenario {
             try ctx.workspace.fill(dir, label: "a \(size >> 20) MiB stored member") { try d.build() }
             return d
         }
-        let manager = try AssetPackManager(container: d.container)
+        let manager = try AssetPackManager(container: .init(path: d.container.path))
         var plan = ctx.scale.plan
         let returnBig = try Competition.run([
             Contender("assetpacks", ContentsRead(manager: manager, pack: d.packID, paths: [Dataset.largeMember], consume: false)),

@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 import AssetArchive
 
 /// `open-and-first-read`: open a container holding many packs and members

@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 import AssetArchive
 
 /// `readers`: reader processes (this executable, `--worker reader`) reading

@@ -1,4 +1,6 @@
 import AssetPacks
+import AssetSystem
+import AssetStore
 
 /// `small-read-deflated`: the `small-read` shape with deflated text, compared
 /// by inflated bytes per second.
@@ -17,7 +19,7 @@ enum SmallReadDeflatedScenario {
 
     static func run(_ ctx: Context) throws -> ScenarioResult {
         let d = try SmallDataset.prepare(ctx.workspace, deflated: true)
-        let manager = try AssetPackManager(container: d.container)
+        let manager = try AssetPackManager(container: .init(path: d.container.path))
         let streams = try ArchiveStreams(zipPath: d.zipPath, paths: d.members.paths)
         let codec = DeflateStreams(raw: streams.slices, sizes: d.members.sizes, adler32: try d.adler32())
         let sizes = d.members.sizes

@@ -1,4 +1,6 @@
 import AssetPacks
+import AssetSystem
+import AssetStore
 
 /// `small-read` and `small-read-consume`: stored members of 1–16 KiB at
 /// random paths, read by path in random order with a warm cache.
@@ -27,7 +29,7 @@ enum SmallReadScenario {
         "small-read-4k", "stored members of exactly 4 KiB by path, against open/read/close of the extracted files"
     ) { ctx in
         let d = try SmallDataset.prepare(ctx.workspace, deflated: false, sizes: 4096 ... 4096)
-        let manager = try AssetPackManager(container: d.container)
+        let manager = try AssetPackManager(container: .init(path: d.container.path))
         let measured = try Competition.run([
             Contender("assetpacks", bytes: d.members.sizes, ContentsRead(manager: manager, pack: d.packID, paths: d.members.paths, consume: false)),
             Contender("files", bytes: d.members.sizes, FilesRead(paths: d.filePaths, buffer: ByteBuffer(capacity: 4096), consume: false)),
@@ -39,7 +41,7 @@ enum SmallReadScenario {
 
     static func run(_ ctx: Context, consume: Bool) throws -> ScenarioResult {
         let d = try SmallDataset.prepare(ctx.workspace, deflated: false)
-        let manager = try AssetPackManager(container: d.container)
+        let manager = try AssetPackManager(container: .init(path: d.container.path))
         let sizes = d.members.sizes
         let contenders = [
             Contender("assetpacks", bytes: sizes,

@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 import AssetArchive
 
 /// `verify-deep`: `verify --deep` of an installed container, against
@@ -26,7 +28,7 @@ enum VerifyDeepScenario {
         let dir = ctx.workspace.root + "/verify-\(packs)x\(packBytes >> 20)"
         let container = GroupContainer(path: dir + "/container")
         try ctx.workspace.fill(dir, label: "a container of \(packs) packs of \(packBytes >> 20) MiB for verify") {
-            let manager = try AssetPackManager(container: container)
+            let manager = try AssetPackManager(container: .init(path: container.path))
             for p in 0 ..< packs {
                 var members: [ArchiveWriter.Member] = []
                 let media = MemberSet(count: packBytes * 3 / 4 / (4 << 20), sizes: (4 << 20) ... (4 << 20), content: .random,

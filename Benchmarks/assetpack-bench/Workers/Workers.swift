@@ -1,5 +1,7 @@
 import Foundation
 import AssetPacks
+import AssetSystem
+import AssetStore
 
 /// The hidden `--worker` subcommands that scenarios start as separate
 /// processes.
@@ -44,7 +46,7 @@ enum Workers {
     /// untimed chunks (for reads/s) and chunks timed as ``Competition``
     /// times them (for the latency histogram).
     static func reader(container: String, pack: String, pathsFile: String, seconds: Double, seed: UInt64) throws {
-        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        let manager = try AssetPackManager(container: .init(path: container))
         let paths = try String(contentsOfFile: pathsFile, encoding: .utf8).split(separator: "\n").map(String.init)
         var op = ContentsRead(manager: manager, pack: pack, paths: paths, consume: false)
         let warm = Array(0 ..< Int32(paths.count))
@@ -81,7 +83,7 @@ enum Workers {
     /// Installs the given pack files in turn, as updates of `pack`, until
     /// `seconds` have passed.
     static func installer(container: String, pack: String, seconds: Double, zips: [String]) throws {
-        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        let manager = try AssetPackManager(container: .init(path: container))
         handshake()
         let start = Clock.now()
         let deadline = start + UInt64(seconds * 1e9)
@@ -97,7 +99,7 @@ enum Workers {
     /// `contents(at:)` in one untimed loop, over random paths of the file or
     /// the first path only (`hot`); prints the mean time per read.
     static func profile(container: String, pack: String, pathsFile: String, count: Int, order kind: String) throws {
-        let manager = try AssetPackManager(container: GroupContainer(path: container))
+        let manager = try AssetPackManager(container: .init(path: container))
         let paths = try String(contentsOfFile: pathsFile, encoding: .utf8).split(separator: "\n").map(String.init)
         var op = ContentsRead(manager: manager, pack: pack, paths: paths, consume: false)
         let order = kind == "hot" ? [Int32](repeating: 0, count: count) : randomOrder(count: count, items: paths.count, seed: 1)
