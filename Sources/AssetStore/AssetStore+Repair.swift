@@ -7,7 +7,7 @@ extension AssetStore {
     /// Plans (and with `carryOut`, performs) the repairs for `report`'s
     /// findings. Nothing installed and intact is touched; a file is deleted
     /// only when it is provably garbage (a dead writer's twin, a partial
-    /// download nobody owns, the cache, a lock of an absent pack); anything
+    /// download nobody owns, the cache, a pack lock nobody uses); anything
     /// else that must go is moved to `quarantine/`.
     func repair(_ report: VerificationReport, verdicts: [PackVerdict], carryOut: Bool) throws(StoreError) -> [VerificationReport.Repair] {
         var plan = RepairPlan(carryOut: carryOut)
@@ -57,10 +57,10 @@ extension AssetStore {
                 }
             }
         }
-        for f in objects(.lockOrphan) {
+        for f in objects(.lockOrphan) + objects(.lockOldLayout) {
             guard let name = f.object else { continue }
-            try plan.act([.lockOrphan], pack: f.pack, "delete locks/\(name)") { () throws(StoreError) in
-                let path = container.locksPath + "/" + name
+            let path = (f.code == .lockOrphan ? container.packLocksPath : container.locksPath) + "/" + name
+            try plan.act([f.code], pack: f.pack, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
                 guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true else { return }
                 try? FileSystem.unlink(path)
             }

@@ -34,7 +34,8 @@ extension AssetStore {
     /// agrees with the member records; no member records without a pack; no
     /// files in `packs/` that no record names; leftovers in `staging/` and
     /// `cache/`; journal entries and partial downloads that lack each other;
-    /// stale reader slots; lock files of packs that are not installed.
+    /// stale reader slots; lock files of packs that are not installed, and
+    /// pack locks of the old layout (`locks/<pack>.lock`).
     ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
     ///   installed; `.index`/`.system` when the container cannot be read.

@@ -45,7 +45,7 @@ extension AssetStore {
         }
     }
 
-    /// Files in `packs/`, `staging/`, `cache/` and `locks/`; the journal;
+    /// Files in `packs/`, `staging/`, `cache/`, `locks/packs/` and `locks/`; the journal;
     /// reader slots.
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
@@ -98,10 +98,20 @@ extension AssetStore {
         }
 
         let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
-        for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") && name != "container.lock" {
+        for name in FileSystem.names(in: container.packLocksPath).sorted() where name.hasSuffix(".lock") {
             let id = String(name.dropLast(5))
-            guard !installed.contains(id), (try? FileLock.isHeld(path: container.locksPath + "/" + name)) == false else { continue }
-            report.add(.lockOrphan, pack: id, object: name, "locks/\(name) belongs to no installed pack")
+            guard !installed.contains(id), (try? FileLock.isHeld(path: container.packLocksPath + "/" + name)) == false else { continue }
+            report.add(.lockOrphan, pack: id, object: name, "locks/packs/\(name) belongs to no installed pack")
+        }
+        // Before locks/packs/, pack locks lay beside the container's and the
+        // daemon's; nothing takes them any more. One still held belongs to a
+        // writer of that older version at work, and is left alone.
+        let ownLocks: Set<String> = [container.containerLockPath, container.daemonLockPath]
+        for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") {
+            let path = container.locksPath + "/" + name
+            guard !ownLocks.contains(path), (try? FileLock.isHeld(path: path)) == false else { continue }
+            report.add(.lockOldLayout, pack: String(name.dropLast(5)), object: name,
+                       "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
 
         for reader in environment.readers() where !reader.isProcessAlive {

@@ -9,9 +9,12 @@ public import AssetSystem
 ///   packs/      installed archives, one file per installed pack version
 ///   staging/    installs and downloads in progress
 ///   cache/      extracted members
-///   locks/      container.lock and one <pack>.lock per pack
+///   locks/      container.lock, daemon.lock, and packs/<pack>.lock (one per pack)
 ///   daemon.sock the descriptor daemon's socket, while it runs
 /// ```
+///
+/// Pack locks have `locks/packs/` to themselves, so that no pack ID can name
+/// the container's or the daemon's lock.
 public struct GroupContainer: Sendable, Hashable {
     /// The container directory, absolute.
     public let path: String
@@ -49,13 +52,17 @@ public struct GroupContainer: Sendable, Hashable {
     public var locksPath: String { path + "/locks" }
     public var daemonSocketPath: String { path + "/daemon.sock" }
     public var containerLockPath: String { locksPath + "/container.lock" }
+    /// The lock the descriptor daemon holds for its life.
+    public var daemonLockPath: String { locksPath + "/daemon.lock" }
+    /// The directory of pack locks: nothing else lives in it.
+    public var packLocksPath: String { locksPath + "/packs" }
 
-    /// The lock file of one pack.
-    public func lockPath(forPack id: String) -> String { locksPath + "/" + id + ".lock" }
+    /// The lock file of one pack, `locks/packs/<id>.lock`.
+    public func lockPath(forPack id: String) -> String { packLocksPath + "/" + id + ".lock" }
 
     /// Creates the directory layout where it is missing.
     public func createLayout() throws(Errno) {
-        for dir in [indexPath, packsPath, stagingPath, cachePath, locksPath] {
+        for dir in [indexPath, packsPath, stagingPath, cachePath, locksPath, packLocksPath] {
             try FileSystem.createDirectories(dir)
         }
     }

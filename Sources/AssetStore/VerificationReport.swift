@@ -85,11 +85,12 @@ public enum FindingCode: String, Sendable, Hashable, CaseIterable {
     case journalMissingStaging = "journal.missing-staging"
     case journalOrphanDownload = "journal.orphan-download"
     case lockOrphan = "lock.orphan"
+    case lockOldLayout = "lock.old-layout"
 
     public var severity: VerificationReport.Severity {
         switch self {
         case .staleReader, .archiveUncommitted, .stagingLeftover, .cacheLeftover,
-             .journalMissingStaging, .journalOrphanDownload, .lockOrphan:
+             .journalMissingStaging, .journalOrphanDownload, .lockOrphan, .lockOldLayout:
             return .reclaimable
         case .stagingUnknown:
             return .warning

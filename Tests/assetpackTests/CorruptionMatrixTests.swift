@@ -105,6 +105,7 @@ struct Damage: Sendable, CustomStringConvertible {
         Damage(name: "uncommitted-archive", codes: ["archive.uncommitted", "staging.leftover"], reclaimableOnly: true, damagedSurvives: true),
         Damage(name: "cache-leftover", codes: ["cache.leftover"], reclaimableOnly: true, damagedSurvives: true),
         Damage(name: "lock-orphan", codes: ["lock.orphan"], reclaimableOnly: true, damagedSurvives: true),
+        Damage(name: "old-layout-lock", codes: ["lock.old-layout"], reclaimableOnly: true, damagedSurvives: true),
         Damage(name: "journal-without-staging", codes: ["journal.missing-staging", "journal.orphan-download"], reclaimableOnly: true, damagedSurvives: true),
         Damage(name: "unknown-staging-file", codes: ["staging.unknown"], reclaimableOnly: true, damagedSurvives: true),
         Damage(name: "stale-reader", codes: ["lmdb.stale-reader"], reclaimableOnly: true, damagedSurvives: true),
@@ -149,7 +150,10 @@ struct Damage: Sendable, CustomStringConvertible {
         case "cache-leftover":
             try FileDescriptor.open(f.container + "/cache/extracted.bin", [.writeOnly, .create]).write([1])
         case "lock-orphan":
-            try FileDescriptor.open(f.container + "/locks/ghost.lock", [.writeOnly, .create]).write([])
+            try FileDescriptor.open(f.container + "/locks/packs/ghost.lock", [.writeOnly, .create]).write([])
+        case "old-layout-lock":
+            // A pack lock of the layout before locks/packs/.
+            try FileDescriptor.open(f.container + "/locks/damaged.lock", [.writeOnly, .create]).write([])
         case "journal-without-staging":
             let entry = JournalEntry(pack: "witness", state: .downloading, url: "http://127.0.0.1:9/w.zip", catalogVersion: "2",
                                      stagingName: "witness.1.download", expectedSize: 10, sha256: [])
