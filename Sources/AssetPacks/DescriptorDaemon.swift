@@ -81,7 +81,7 @@ public final class DescriptorDaemon: Sendable {
     public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(AssetPackError) {
         let container = manager.container.engine
         let path = container.daemonSocketPath
-        let lockPath = container.locksPath + "/daemon.lock"
+        let lockPath = container.daemonLockPath
         do {
             lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none)
         } catch where error == .wouldBlock {

@@ -76,6 +76,7 @@ public enum Verification {
         case journalMissingStaging = "journal.missing-staging"
         case journalOrphanDownload = "journal.orphan-download"
         case lockOrphan = "lock.orphan"
+        case lockOldLayout = "lock.old-layout"
 
 
         /// How bad a finding with this code is.
@@ -177,6 +178,7 @@ extension Verification.Code {
         case .journalMissingStaging: self = .journalMissingStaging
         case .journalOrphanDownload: self = .journalOrphanDownload
         case .lockOrphan: self = .lockOrphan
+        case .lockOldLayout: self = .lockOldLayout
         }
     }
 }
@@ -210,6 +212,7 @@ extension FindingCode {
         case .journalMissingStaging: self = .journalMissingStaging
         case .journalOrphanDownload: self = .journalOrphanDownload
         case .lockOrphan: self = .lockOrphan
+        case .lockOldLayout: self = .lockOldLayout
         }
     }
 }
