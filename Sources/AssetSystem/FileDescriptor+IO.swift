@@ -1,4 +1,9 @@
 internal import CAssetShim
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What `fstat` says of a file.
 public struct FileStatus: Sendable, Equatable {
@@ -10,13 +15,13 @@ public struct FileStatus: Sendable, Equatable {
     public var device: UInt64
 
     /// Whether this is a regular file.
-    public var isRegularFile: Bool { mode & 0o170000 == 0o100000 }
+    public var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
     /// Whether this is a directory.
-    public var isDirectory: Bool { mode & 0o170000 == 0o040000 }
+    public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
     /// Whether this is a symbolic link (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
-    public var isSymbolicLink: Bool { mode & 0o170000 == 0o120000 }
+    public var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
     /// Whether this is a Unix domain socket (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
-    public var isSocket: Bool { mode & 0o170000 == 0o140000 }
+    public var isSocket: Bool { mode & S_IFMT == S_IFSOCK }
 }
 
 extension FileDescriptor {
@@ -109,7 +114,7 @@ extension FileDescriptor {
     @discardableResult
     public func seek(to offset: Int64) throws(Errno) -> Int64 {
         let fd = rawValue
-        return try valueOrErrno("lseek") { cas_lseek(fd, offset, 0) }
+        return try valueOrErrno("lseek") { cas_lseek(fd, offset, SEEK_SET) }
     }
 
     /// Flushes data and metadata to storage. The corresponding C function is `fsync`.
