@@ -55,7 +55,7 @@ public struct AssetPackManifest: Sendable, Hashable {
         } catch {
             let e = error as NSError
             if e.domain == NSCocoaErrorDomain && e.code == NSFileReadNoSuchFileError {
-                throw .system(Errno(2, operation: "open", path: path))
+                throw .system(Errno.noSuchFile.with(operation: "open", path: path))
             }
             throw .invalidManifest(path: path, field: "", reason: "cannot be read: \(e.localizedDescription)")
         }

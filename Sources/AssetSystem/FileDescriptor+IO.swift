@@ -140,7 +140,7 @@ extension FileDescriptor {
         while left > 0 {
             let n = cas_copy_file_range(inFD, &inOff, outFD, &outOff, Int(min(left, 1 << 30)))
             if n > 0 { left -= Int64(n); continue }
-            if n == 0 { throw Errno(5 /* EIO */, operation: "copy_file_range: source ended early") }
+            if n == 0 { throw Errno.ioError.with(operation: "copy_file_range: source ended early") }
             let code = Int32(-n)
             if code == Errno.interrupted.rawValue { continue }
             guard [Errno.crossDevice, .noSys, .invalidArgument, .notSupported].contains(Errno(code)) else {
@@ -152,7 +152,7 @@ extension FileDescriptor {
                 let got = try buffer.withUnsafeMutableBytes { b in
                     Result { () throws(Errno) in try source.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]), at: inOff) }
                 }.get()
-                if got == 0 { throw Errno(5, operation: "copy: source ended early") }
+                if got == 0 { throw Errno.ioError.with(operation: "copy: source ended early") }
                 try buffer.withUnsafeBytes { b in
                     Result { () throws(Errno) in try write(UnsafeRawBufferPointer(rebasing: b[..<got]), at: outOff) }
                 }.get()

@@ -73,7 +73,7 @@ import AssetIndex
             .ambiguousPath("a", packs: ["p", "q"]), .invalidPackID("x/y", reason: "why"), .invalidPath("", reason: "empty"),
             .corruptRecord(pack: "p", member: "m", reason: "r"), .corruptRecord(pack: "p", member: nil, reason: "r"),
             .archiveMissing(pack: "p", path: "/c/packs/p.zip"),
-            .system(Errno(24, operation: "open", path: "/c/packs/p.zip")), .system(Errno(12, operation: "mmap")),
+            .system(Errno.tooManyOpenFiles.with(operation: "open", path: "/c/packs/p.zip")), .system(Errno.noMemory.with(operation: "mmap")),
             .index(LMDBError(-30_791, operation: "mdb_txn_begin", path: "/c/index")),
         ]
         for error in cases {
