@@ -37,7 +37,7 @@ final class SharedIndex: Sendable {
     static func open(container: GroupContainer, options storeOptions: AssetStore.Options) throws(StoreError) -> SharedIndex {
         let status: FileStatus?
         do { status = try FileDescriptor.status(of: container.indexPath) } catch { throw .system(error) }
-        guard let status else { throw .system(Errno(2, operation: "open index", path: container.indexPath)) }
+        guard let status else { throw .system(Errno.noSuchFile.with(operation: "open index", path: container.indexPath)) }
         let key = Key(device: status.device, inode: status.inode)
         return try open.withLock { (table) throws(StoreError) -> SharedIndex in
             if let existing = table[key]?.index { return existing }

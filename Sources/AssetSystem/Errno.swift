@@ -48,14 +48,20 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let permissionDenied = Errno(EACCES)
     public static let notPermitted = Errno(EPERM)
     public static let interrupted = Errno(EINTR)
+    /// `EIO`: an input/output error, also for a file that ends before it should.
+    public static let ioError = Errno(EIO)
     public static let wouldBlock = Errno(EAGAIN)
     public static let badFileDescriptor = Errno(EBADF)
     public static let invalidArgument = Errno(EINVAL)
     public static let isDirectory = Errno(EISDIR)
     public static let notDirectory = Errno(ENOTDIR)
     public static let noSpace = Errno(ENOSPC)
+    /// `ENOMEM`: out of memory (also a library's allocation failure).
+    public static let noMemory = Errno(ENOMEM)
     public static let busy = Errno(EBUSY)
     public static let nameTooLong = Errno(ENAMETOOLONG)
+    /// `ELOOP`: too many symbolic links, or a final one under `O_NOFOLLOW`.
+    public static let tooManySymbolicLinkLevels = Errno(ELOOP)
     public static let crossDevice = Errno(EXDEV)
     public static let notSupported = Errno(EOPNOTSUPP)
     public static let noSys = Errno(ENOSYS)

@@ -1,4 +1,9 @@
 internal import CAssetShim
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What `fstat` says of a file.
 public struct FileStatus: Sendable, Equatable {
@@ -10,13 +15,13 @@ public struct FileStatus: Sendable, Equatable {
     public var device: UInt64
 
     /// Whether this is a regular file.
-    public var isRegularFile: Bool { mode & 0o170000 == 0o100000 }
+    public var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
     /// Whether this is a directory.
-    public var isDirectory: Bool { mode & 0o170000 == 0o040000 }
+    public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
     /// Whether this is a symbolic link (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
-    public var isSymbolicLink: Bool { mode & 0o170000 == 0o120000 }
+    public var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
     /// Whether this is a Unix domain socket (only from ``FileDescriptor/status(of:relativeTo:followingLinks:)``).
-    public var isSocket: Bool { mode & 0o170000 == 0o140000 }
+    public var isSocket: Bool { mode & S_IFMT == S_IFSOCK }
 }
 
 extension FileDescriptor {
@@ -109,7 +114,7 @@ extension FileDescriptor {
     @discardableResult
     public func seek(to offset: Int64) throws(Errno) -> Int64 {
         let fd = rawValue
-        return try valueOrErrno("lseek") { cas_lseek(fd, offset, 0) }
+        return try valueOrErrno("lseek") { cas_lseek(fd, offset, SEEK_SET) }
     }
 
     /// Flushes data and metadata to storage. The corresponding C function is `fsync`.
@@ -135,7 +140,7 @@ extension FileDescriptor {
         while left > 0 {
             let n = cas_copy_file_range(inFD, &inOff, outFD, &outOff, Int(min(left, 1 << 30)))
             if n > 0 { left -= Int64(n); continue }
-            if n == 0 { throw Errno(5 /* EIO */, operation: "copy_file_range: source ended early") }
+            if n == 0 { throw Errno.ioError.with(operation: "copy_file_range: source ended early") }
             let code = Int32(-n)
             if code == Errno.interrupted.rawValue { continue }
             guard [Errno.crossDevice, .noSys, .invalidArgument, .notSupported].contains(Errno(code)) else {
@@ -147,7 +152,7 @@ extension FileDescriptor {
                 let got = try buffer.withUnsafeMutableBytes { b in
                     Result { () throws(Errno) in try source.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]), at: inOff) }
                 }.get()
-                if got == 0 { throw Errno(5, operation: "copy: source ended early") }
+                if got == 0 { throw Errno.ioError.with(operation: "copy: source ended early") }
                 try buffer.withUnsafeBytes { b in
                     Result { () throws(Errno) in try write(UnsafeRawBufferPointer(rebasing: b[..<got]), at: outOff) }
                 }.get()

@@ -1,4 +1,9 @@
 internal import CAssetShim
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An owned file descriptor, closed when it goes out of scope.
 ///
@@ -38,16 +43,16 @@ public struct OpenOptions: OptionSet, Sendable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
-    public static let readOnly = OpenOptions([])
-    public static let writeOnly = OpenOptions(rawValue: 0o1)
-    public static let readWrite = OpenOptions(rawValue: 0o2)
-    public static let create = OpenOptions(rawValue: 0o100)
-    public static let exclusive = OpenOptions(rawValue: 0o200)
-    public static let truncate = OpenOptions(rawValue: 0o1000)
-    public static let append = OpenOptions(rawValue: 0o2000)
-    public static let directory = OpenOptions(rawValue: 0o200000)
-    public static let noFollow = OpenOptions(rawValue: 0o400000)
-    public static let path = OpenOptions(rawValue: 0o10000000)
+    public static let readOnly = OpenOptions(rawValue: O_RDONLY)
+    public static let writeOnly = OpenOptions(rawValue: O_WRONLY)
+    public static let readWrite = OpenOptions(rawValue: O_RDWR)
+    public static let create = OpenOptions(rawValue: O_CREAT)
+    public static let exclusive = OpenOptions(rawValue: O_EXCL)
+    public static let truncate = OpenOptions(rawValue: O_TRUNC)
+    public static let append = OpenOptions(rawValue: O_APPEND)
+    public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+    public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+    public static let path = OpenOptions(rawValue: cas_o_path)
 }
 
 /// A directory to resolve relative paths against: an open directory
@@ -58,7 +63,7 @@ public enum DirectoryAnchor: Sendable {
 
     var raw: Int32 {
         switch self {
-        case .workingDirectory: return -100 // AT_FDCWD
+        case .workingDirectory: return AT_FDCWD
         case .descriptor(let fd): return fd
         }
     }

@@ -81,7 +81,7 @@ public struct FileLock: ~Copyable, Sendable {
         let fd = descriptor.rawValue
         let r = cas_ofd_lock(fd, CAS_LOCK_EXCLUSIVE, 0)
         if r >= 0 { return true }
-        if -r == Errno.wouldBlock.rawValue || -r == 13 /* EACCES */ { return false }
+        if -r == Errno.wouldBlock.rawValue || -r == Errno.permissionDenied.rawValue { return false }
         throw Errno(-r, operation: "lock")
     }
 

@@ -46,7 +46,7 @@ public enum FileSystem {
     /// directory is fine (one `mkdir` call finds it); an existing
     /// non-directory is `ENOTDIR`.
     public static func createDirectories(_ path: String, permissions: UInt32 = 0o755) throws(Errno) {
-        let r = cas_mkdirat(-100, path, mode_t(permissions))
+        let r = cas_mkdirat(AT_FDCWD, path, mode_t(permissions))
         if r == 0 { return }
         switch -r {
         case Errno.fileExists.rawValue:
@@ -57,7 +57,7 @@ public enum FileSystem {
             let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
             guard !parent.isEmpty else { throw Errno(-r, operation: "mkdir", path: path) }
             try createDirectories(parent, permissions: permissions)
-            let again = cas_mkdirat(-100, path, mode_t(permissions))
+            let again = cas_mkdirat(AT_FDCWD, path, mode_t(permissions))
             if again < 0 && -again != Errno.fileExists.rawValue { throw Errno(-again, operation: "mkdir", path: path) }
         default:
             throw Errno(-r, operation: "mkdir", path: path)

@@ -14,6 +14,8 @@
 
 #define RETURN_OR_ERRNO(expr) do { long r_ = (long)(expr); return r_ < 0 ? -errno : r_; } while (0)
 
+const int cas_o_path = O_PATH;
+
 int cas_openat(int dirfd, const char *path, int flags, mode_t mode) {
     RETURN_OR_ERRNO(openat(dirfd, path, flags | O_CLOEXEC, mode));
 }

@@ -30,7 +30,7 @@ import AssetSystem
         let flags = try String(contentsOfFile: "/proc/self/fdinfo/\(fd.rawValue)", encoding: .utf8)
         let line = flags.split(separator: "\n").first { $0.hasPrefix("flags:") }!
         let octal = Int(line.split(separator: "\t").last!.trimmingCharacters(in: .whitespaces), radix: 8)!
-        #expect(octal & 0o2000000 != 0) // O_CLOEXEC
+        #expect(octal & Int(O_CLOEXEC) != 0)
     }
 
     @Test func reopenGivesAnIndependentOffset() throws {

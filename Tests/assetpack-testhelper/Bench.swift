@@ -94,7 +94,7 @@ enum Bench {
             try box.socket.sendAll([1])
             var byte: [UInt8] = [0]
             let n = try byte.withUnsafeMutableBytes { b in Result { () throws(Errno) in try box.socket.receive(into: b).count } }.get()
-            guard n == 1 else { throw Errno(104, operation: "echo ended") }
+            guard n == 1 else { throw Errno.connectionReset.with(operation: "echo ended") }
         }
     }
 
@@ -127,7 +127,7 @@ enum Bench {
         }
         group.wait()
         let elapsed = Monotonic.now - start
-        if let message = failure.withLock({ $0 }) { throw Errno(5, operation: message) }
+        if let message = failure.withLock({ $0 }) { throw Errno.ioError.with(operation: message) }
         return Double(total.load(ordering: .relaxed)) / elapsed
     }
 
@@ -148,7 +148,7 @@ enum Bench {
         let deadline = Monotonic.now + 10
         while true {
             if (try? UnixSocket.connect(to: path)) != nil { return }
-            guard Monotonic.now < deadline else { throw Errno(110, operation: "nothing listens", path: path) }
+            guard Monotonic.now < deadline else { throw Errno.timedOut.with(operation: "nothing listens", path: path) }
             Monotonic.sleep(0.01)
         }
     }

@@ -15,7 +15,7 @@ struct MemberWriter: ~Copyable {
 
     init(archive: String) throws(ArchiveError) {
         do { deflater = try Deflater(level: ArchiveWriter.deflateLevel) } catch {
-            throw .io(archive: archive, error: Errno(12, operation: "deflateInit2", path: archive))
+            throw .io(archive: archive, error: Errno.noMemory.with(operation: "deflateInit2", path: archive))
         }
         self.archive = archive
     }

@@ -28,6 +28,13 @@ extern "C" {
  *  The corresponding C function is openat(2). */
 int cas_openat(int dirfd, const char *path, int flags, mode_t mode);
 
+/** The value of O_PATH, for the flags of cas_openat: open a location in the
+ *  file system without opening the file itself, so that the descriptor can
+ *  name it (fstat, a dirfd, fd passing) but not read or write it. A constant
+ *  rather than a macro because O_PATH needs _GNU_SOURCE, which only shim.c
+ *  defines; its value differs between architectures. See open(2). */
+extern const int cas_o_path;
+
 /** Opens an unnamed regular file in the directory dirfd (O_TMPFILE | O_RDWR),
  *  to be given a name later with cas_link_tmpfile. Returns the descriptor or
  *  -errno (-EOPNOTSUPP where the file system lacks O_TMPFILE). */

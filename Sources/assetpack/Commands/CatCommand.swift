@@ -63,7 +63,7 @@ enum CatCommand: Command {
             } catch {
                 throw .system(error)
             }
-            guard got > 0 else { throw .system(Errno(5, operation: "read descriptor: ended early")) }
+            guard got > 0 else { throw .system(Errno.ioError.with(operation: "read descriptor: ended early")) }
             guard buffer.withUnsafeBytes({ Output.write(UnsafeRawBufferPointer(rebasing: $0[..<got])) }) else { return }
             offset += Int64(got)
             left -= Int64(got)
