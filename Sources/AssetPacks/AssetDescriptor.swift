@@ -2,9 +2,6 @@ public import Foundation
 import Synchronization
 import AssetStore
 import AssetSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A read-only, close-on-exec file descriptor with the byte range that holds
 /// one member, as Android's `AssetFileDescriptor`; the caller owns it.
@@ -144,7 +141,7 @@ public final class AssetDescriptor: Sendable {
                 }
             }.get()
             guard got > 0 else {
-                throw AssetPackError(Errno(EIO, operation: "read descriptor: the file ended inside the member"))
+                throw AssetPackError(Errno.ioError.with(operation: "read descriptor: the file ended inside the member"))
             }
             done += Int64(got)
         }
