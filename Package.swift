@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "CAssetShim"),
 
         .target(name: "AssetSystem", dependencies: ["CAssetShim"]),
+        // JSON of the project's own: manifests, recorded manifests, catalogs.
+        .target(name: "AssetJSON"),
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
@@ -37,6 +39,7 @@ let package = Package(
             path: "Benchmarks/assetpack-bench"),
 
         .testTarget(name: "AssetSystemTests", dependencies: ["AssetSystem"]),
+        .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON"]),
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),
