@@ -73,6 +73,20 @@ import AssetArchive
         #expect(try PackDescription.decode(archiveComment: Array("just a comment".utf8), archive: "a") == nil)
         #expect(d.archiveComment == d.archiveComment)
     }
+
+    /// Packs made before stay byte-identical: the recorded manifest is the
+    /// marker line and compact JSON with sorted keys, exactly these bytes.
+    @Test(arguments: [
+        (PackDescription(id: "bench", downloadPolicy: .onDemand, platforms: [.linux]),
+         #"{"assetPackID":"bench","downloadPolicy":{"onDemand":{}},"platforms":["linux"]}"#),
+        (PackDescription(id: "x.y-z_1", downloadPolicy: .essential([.subsequentUpdate]), platforms: [.linux, .visionOS]),
+         #"{"assetPackID":"x.y-z_1","downloadPolicy":{"essential":{"installationEventTypes":["subsequentUpdate"]}},"platforms":["linux","visionOS"]}"#),
+        (PackDescription(id: "Tutorial", downloadPolicy: .prefetch([.subsequentUpdate, .firstInstallation]), platforms: []),
+         #"{"assetPackID":"Tutorial","downloadPolicy":{"prefetch":{"installationEventTypes":["firstInstallation","subsequentUpdate"]}},"platforms":[]}"#),
+    ])
+    func archiveCommentBytesAreStable(description: PackDescription, json: String) {
+        #expect(description.archiveComment == Array(("AssetPacks-Manifest/1\n" + json).utf8))
+    }
 }
 
 @Suite struct PackagingTests {
