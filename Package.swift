@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "AssetJSON"),
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
-        .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
+        .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
         .target(name: "AssetPacks", dependencies: ["AssetStore"]),
         .executableTarget(name: "assetpack", dependencies: ["AssetPacks"]),
 
