@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
-        .target(name: "AssetPacks", dependencies: ["AssetStore"]),
+        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON"]),
         .executableTarget(name: "assetpack", dependencies: ["AssetPacks"]),
 
         // Benchmark harness and the peers it measures against (linked only here).

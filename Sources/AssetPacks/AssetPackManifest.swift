@@ -1,9 +1,10 @@
 import Foundation
 public import AssetStore
 public import AssetArchive
+internal import AssetJSON
 
 /// A pack's manifest, in Apple's format (JSON; `//` and `/* */` comments
-/// allowed):
+/// and trailing commas allowed):
 ///
 /// ```json
 /// {
@@ -69,9 +70,9 @@ public struct AssetPackManifest: Sendable, Hashable {
         }
         let root: Any
         do {
-            root = try JSONValue.parse(data).plain
+            root = try JSONValue.parse(data, options: .jsonWithComments).plain
         } catch {
-            throw bad("", "not valid JSON: \(Self.jsonReason(error))")
+            throw bad("", "not valid JSON: \(error)")
         }
         guard let object = root as? [String: Any] else { throw bad("", "must be a JSON object") }
         let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
@@ -172,14 +173,5 @@ public struct AssetPackManifest: Sendable, Hashable {
             }
         }
         return selectors
-    }
-
-    private static func jsonReason(_ error: Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
-        }
-        let e = error as NSError
-        return (e.userInfo[NSDebugDescriptionErrorKey] as? String) ?? e.localizedDescription
     }
 }

@@ -67,6 +67,40 @@ import AssetArchive
         }
     }
 
+    /// Malformed JSON is an invalid-manifest error saying where, never a
+    /// crash: `[2e-]` and an unquoted key with invalid UTF-8 made
+    /// `JSONDecoder` trap.
+    @Test(arguments: [
+        (Array("[2e-]".utf8), "not valid JSON: line 1, column 5: invalid number: expected a digit in the exponent, found ']'"),
+        ([0x7b, 0x61, 0xf8, 0x3a, 0x20, 0x31, 0x7d], "not valid JSON: line 1, column 2: expected a string key or '}', found 'a'"),
+        (Array("{\n  \"assetPackID\": 'a'\n}".utf8), "not valid JSON: line 2, column 18: expected a value, found \"'\""),
+        (Array("{\"assetPackID\": \"a\",,}".utf8), "not valid JSON: line 1, column 21: expected a string key, found ','"),
+        (Array("{\"assetPackID\": \"é\" /* unterminated".utf8),
+         "not valid JSON: line 1, column 36: expected '*/' to end the comment that starts at line 1, column 21, found the end of the document"),
+        (Array("".utf8), "not valid JSON: line 1, column 1: expected a value, found the end of the document"),
+    ])
+    func invalidJSONSaysWhere(bytes: [UInt8], reason: String) {
+        do {
+            _ = try AssetPackManifest.parse(Data(bytes), path: "bad.json")
+            Issue.record("accepted")
+        } catch {
+            guard case .invalidManifest("bad.json", "", let r) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(r == reason)
+        }
+    }
+
+    @Test func trailingCommasAreAllowed() throws {
+        let json = """
+            {
+              "assetPackID": "a",
+              "downloadPolicy": { "onDemand": {}, },
+              "fileSelectors": [ { "file": "x", }, ],
+            }
+            """
+        let m = try AssetPackManifest.parse(Data(json.utf8), path: "m.json")
+        #expect(m.fileSelectors == [.file("x", compression: .automatic)])
+    }
+
     @Test func roundTripsThroughTheArchiveComment() throws {
         let d = PackDescription(id: "x.y-z_1", downloadPolicy: .essential([.subsequentUpdate]), platforms: [.linux, .visionOS])
         #expect(try PackDescription.decode(archiveComment: d.archiveComment, archive: "a") == d)
