@@ -19,10 +19,12 @@ let package = Package(
         .target(name: "CAssetShim"),
 
         .target(name: "AssetSystem", dependencies: ["CAssetShim"]),
+        // JSON of the project's own: manifests, recorded manifests, catalogs.
+        .target(name: "AssetJSON"),
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
-        .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex"]),
-        .target(name: "AssetPacks", dependencies: ["AssetStore"],
+        .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
+        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(name: "assetpack", dependencies: ["AssetPacks"],
                           swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
@@ -39,6 +41,7 @@ let package = Package(
             path: "Benchmarks/assetpack-bench"),
 
         .testTarget(name: "AssetSystemTests", dependencies: ["AssetSystem"]),
+        .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON"]),
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),

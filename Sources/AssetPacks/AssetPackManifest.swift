@@ -1,10 +1,11 @@
 public import Foundation
 import AssetArchive
+import AssetJSON
 import AssetStore
 import AssetSystem
 
 /// A pack's manifest, in Apple's format (JSON; `//` and `/* */` comments
-/// allowed):
+/// and trailing commas allowed):
 ///
 /// ```json
 /// {
@@ -85,9 +86,10 @@ public struct AssetPackManifest: Sendable, Hashable {
         }
         let root: Any
         do {
-            root = try JSONValue.parse(data).plain
+            root = try JSONValue.parse(data, options: .jsonWithComments).plain
         } catch {
-            throw AssetPackError.manifest(path, reason: .invalidJSON, "not valid JSON: \(Self.jsonReason(error))")
+            throw AssetPackError.manifest(path, reason: .invalidJSON, line: error.line, column: error.column,
+                                          "not valid JSON: \(error.message)")
         }
         guard let object = root as? [String: Any] else { throw AssetPackError.manifest(path, reason: .invalidField, "must be a JSON object") }
         let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
@@ -188,15 +190,6 @@ public struct AssetPackManifest: Sendable, Hashable {
             }
         }
         return selectors
-    }
-
-    private static func jsonReason(_ error: Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
-        }
-        let e = error as NSError
-        return (e.userInfo[NSDebugDescriptionErrorKey] as? String) ?? e.localizedDescription
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+internal import AssetJSON
 
 /// What a pack says about itself: its ID, download policy and platforms — the
 /// part of its manifest that installing needs. `assetpack package` records it
@@ -20,34 +20,46 @@ public struct PackDescription: Sendable, Hashable {
     /// The archive comment that records this description: the marker line,
     /// then compact JSON with sorted keys (deterministic).
     public var archiveComment: [UInt8] {
-        var object: [String: Any] = ["assetPackID": id, "platforms": platforms.map(\.rawValue)]
+        let policy: JSONValue
         switch downloadPolicy {
         case .onDemand:
-            object["downloadPolicy"] = ["onDemand": [String: Any]()]
+            policy = ["onDemand": [:]]
         case .essential, .prefetch:
-            object["downloadPolicy"] = [downloadPolicy.name: ["installationEventTypes": downloadPolicy.installationEventTypes.map(\.rawValue)]]
+            let body: JSONValue = ["installationEventTypes": .array(downloadPolicy.installationEventTypes.map { .string($0.rawValue) })]
+            policy = .object(JSONObject(uniqueKeysWithValues: [(downloadPolicy.name, body)]))
         }
-        // JSONSerialization of plain dictionaries, arrays and strings cannot fail.
-        let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return Array((Self.commentMarker + "\n").utf8) + Array(json)
+        let object: JSONValue = [
+            "assetPackID": .string(id), "downloadPolicy": policy, "platforms": .array(platforms.map { .string($0.rawValue) }),
+        ]
+        return Array((Self.commentMarker + "\n").utf8) + object.encoded(sortedKeys: true)
     }
 
     /// Reads a description from an archive comment. Returns `nil` when the
     /// comment does not start with the marker (an ordinary ZIP).
     ///
     /// - Throws: `StoreError.invalidRecordedManifest` when it does but the
-    ///   rest is not a valid description.
+    ///   rest is not a valid description (not strict JSON, with the line and
+    ///   column of the first error, or not the fields above).
     public static func decode(archiveComment comment: [UInt8], archive: String) throws(StoreError) -> PackDescription? {
         let marker = Array((commentMarker + "\n").utf8)
         guard comment.starts(with: marker) else { return nil }
-        let json = Data(comment[marker.count...])
         func bad(_ reason: String) -> StoreError { .invalidRecordedManifest(archive: archive, reason: reason) }
-        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw bad("not a JSON object")
+        // The elements when `value` is an array of strings only.
+        func strings(_ value: JSONValue?) -> [String]? {
+            guard let list = value?.arrayValue else { return nil }
+            let names = list.compactMap(\.stringValue)
+            return names.count == list.count ? names : nil
         }
-        guard let id = object["assetPackID"] as? String else { throw bad("assetPackID is missing") }
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(comment[marker.count...])
+        } catch {
+            throw bad("not valid JSON: \(error)")
+        }
+        guard let object = root.objectValue else { throw bad("not a JSON object") }
+        guard let id = object["assetPackID"]?.stringValue else { throw bad("assetPackID is missing") }
         do { try PackID.validate(id) } catch { throw bad(error.description) }
-        guard let policyObject = object["downloadPolicy"] as? [String: Any], policyObject.count == 1,
+        guard let policyObject = object["downloadPolicy"]?.objectValue, policyObject.count == 1,
               let (kind, value) = policyObject.first else {
             throw bad("downloadPolicy must have exactly one of essential, prefetch, onDemand")
         }
@@ -56,7 +68,7 @@ public struct PackDescription: Sendable, Hashable {
         case "onDemand":
             policy = .onDemand
         case "essential", "prefetch":
-            guard let body = value as? [String: Any], let names = body["installationEventTypes"] as? [String] else {
+            guard let names = strings(value["installationEventTypes"]) else {
                 throw bad("downloadPolicy.\(kind).installationEventTypes is missing")
             }
             var events = Set<InstallationEventType>()
@@ -69,7 +81,7 @@ public struct PackDescription: Sendable, Hashable {
             throw bad("unknown download policy '\(kind)'")
         }
         var platforms: [Platform] = []
-        for name in object["platforms"] as? [String] ?? [] {
+        for name in strings(object["platforms"]) ?? [] {
             guard let p = Platform(rawValue: name) else { throw bad("unknown platform '\(name)'") }
             platforms.append(p)
         }

@@ -96,6 +96,41 @@ import AssetPacks
         let inspected = try AssetPackFile.inspect(at: t.root + "/out.zip")
         #expect(inspected == pack)
     }
+
+    /// Malformed JSON is an invalid-manifest error saying where, never a
+    /// crash: `[2e-]` and an unquoted key with invalid UTF-8 made
+    /// `JSONDecoder` trap.
+    @Test(arguments: [
+        (Array("[2e-]".utf8), 1, 5, "invalid number: expected a digit in the exponent, found ']'"),
+        ([0x7b, 0x61, 0xf8, 0x3a, 0x20, 0x31, 0x7d], 1, 2, "expected a string key or '}', found 'a'"),
+        (Array("{\n  \"assetPackID\": 'a'\n}".utf8), 2, 18, "expected a value, found \"'\""),
+        (Array("{\"assetPackID\": \"a\",,}".utf8), 1, 21, "expected a string key, found ','"),
+        (Array("{\"assetPackID\": \"é\" /* unterminated".utf8), 1, 36,
+         "expected '*/' to end the comment that starts at line 1, column 21, found the end of the document"),
+        (Array("".utf8), 1, 1, "expected a value, found the end of the document"),
+    ])
+    func invalidJSONSaysWhere(bytes: [UInt8], line: Int, column: Int, reason: String) {
+        do {
+            _ = try AssetPackManifest.parse(Data(bytes), path: "bad.json")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .invalidManifest && error.reason == .invalidJSON, "\(error)")
+            #expect(error.path == "bad.json" && error.line == line && error.column == column)
+            #expect(error.message == "bad.json:\(line):\(column): not valid JSON: \(reason)")
+        }
+    }
+
+    @Test func trailingCommasAreAllowed() throws {
+        let json = """
+            {
+              "assetPackID": "a",
+              "downloadPolicy": { "onDemand": {}, },
+              "fileSelectors": [ { "file": "x", }, ],
+            }
+            """
+        let m = try AssetPackManifest.parse(Data(json.utf8), path: "m.json")
+        #expect(m.fileSelectors == [.file("x", compression: .automatic)])
+    }
 }
 
 @Suite struct PackagingTests {
