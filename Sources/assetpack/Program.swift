@@ -1,6 +1,6 @@
 /// The whole command line: the program's name and version, its options
-/// before the subcommand, and its subcommands. The overview is generated
-/// from this.
+/// before the subcommand, and its subcommands. The overview and the
+/// completions are generated from this.
 enum Program {
     static let name = "assetpack"
     /// The version `assetpack --version` prints.
@@ -21,7 +21,7 @@ enum Program {
         [
             TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
             ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, DaemonCommand.self,
-            DemoCommand.self, HelpCommand.self,
+            DemoCommand.self, HelpCommand.self, CompletionsCommand.self,
         ]
     }
 
