@@ -53,7 +53,8 @@ enum Help {
         for c in Program.commands { out += TextLayout.entry(c.name, c.summary) }
         out += [""]
         out += TextLayout.wrap("The container options may also come after the subcommand, as its own options. " +
-                               "See 'assetpack help <subcommand>' for detailed help.", indent: 2)
+                               "See 'assetpack help <subcommand>' for detailed help, and 'assetpack manpage' " +
+                               "for the manual page ('assetpack manpage | man -l -').", indent: 2)
         return out.joined(separator: "\n") + "\n"
     }
 
