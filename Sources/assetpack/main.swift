@@ -33,7 +33,7 @@ func main() -> Int32 {
         Output.error(Help.overview())
         return ExitCode.usage
     }
-    let leading: [String]
+    var leading: [String]
     do throws(CLIError) {
         let split = try leadingOptions(&raw)
         if let answer = split.answer {
@@ -48,6 +48,8 @@ func main() -> Int32 {
         return ExitCode.usage
     }
     let command = Program.command(named: raw.removeFirst())!
+    // Help is the same whatever container was named before it.
+    if command == HelpCommand.self { leading = [] }
     do throws(CLIError) {
         for arg in leading where arg.hasPrefix("-") {
             let spelling = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg

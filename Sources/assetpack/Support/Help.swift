@@ -30,7 +30,7 @@ enum Help {
     /// OVERVIEW, USAGE, ARGUMENTS, OPTIONS (`-h, --help` last), then the
     /// command's own sections.
     static func text(_ command: any Command.Type) -> String {
-        var out = ["OVERVIEW: \(command.summary)"]
+        var out = overviewLine(command.summary)
         for paragraph in paragraphs(command.discussion) {
             out += [""] + TextLayout.wrap(paragraph, indent: 0)
         }
@@ -47,7 +47,7 @@ enum Help {
 
     /// `assetpack`, `assetpack --help`, `assetpack help`.
     static func overview() -> String {
-        var out = ["OVERVIEW: \(Program.summary)", ""] + usage(nil) + ["", "OPTIONS:"]
+        var out = overviewLine(Program.summary) + [""] + usage(nil) + ["", "OPTIONS:"]
         for o in Program.options { out += TextLayout.entry(o.helpLabel, o.help) }
         out += ["", "SUBCOMMANDS:"]
         for c in Program.commands { out += TextLayout.entry(c.name, c.summary) }
@@ -56,6 +56,11 @@ enum Help {
                                "See 'assetpack help <subcommand>' for detailed help, and 'assetpack manpage' " +
                                "for the manual page ('assetpack manpage | man -l -').", indent: 2)
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// `OVERVIEW: <summary>`, wrapped under the summary's first word.
+    static func overviewLine(_ summary: String) -> [String] {
+        TextLayout.wrap("OVERVIEW: " + summary, indent: "OVERVIEW: ".count, firstIndent: 0)
     }
 
     /// What a usage error prints: `Error: …`, the usage line, and where to
