@@ -3,28 +3,31 @@ import Glibc
 #endif
 
 /// Splits off the options before the subcommand: `--version` and `--help`
-/// answer at once; the container options are kept, to go after the
-/// subcommand, where they mean what they mean there.
-func leadingOptions(_ raw: inout [String]) throws(CLIError) -> (leading: [String], answer: String?) {
+/// answer at once; the container options are kept (the words, and which
+/// options they are), to go after the subcommand, where they mean what they
+/// mean there.
+func leadingOptions(_ raw: inout [String]) throws(CLIError) -> (leading: [String], options: [Option], answer: String?) {
     var leading: [String] = []
+    var given: [Option] = []
     let options = Program.leadingOptions
     while let arg = raw.first, arg.hasPrefix("-"), arg != "-" {
         raw.removeFirst()
-        if Option.help.spellings.contains(arg) { return ([], Help.overview()) }
-        if Program.versionOption.spellings.contains(arg) { return ([], "\(Program.name) \(Program.version)\n") }
+        if Option.help.spellings.contains(arg) { return ([], [], Help.overview()) }
+        if Program.versionOption.spellings.contains(arg) { return ([], [], "\(Program.name) \(Program.version)\n") }
         if arg == "--" { break }
         let spelling = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
         guard let option = options.first(where: { $0.spellings.contains(spelling) }) else {
             throw .usage("unknown option '\(spelling)' before the subcommand")
         }
         leading.append(arg)
+        given.append(option)
         if option.takesValue && spelling == arg {
             guard let value = raw.first else { throw .usage("option '\(arg)' needs a value") }
             leading.append(value)
             raw.removeFirst()
         }
     }
-    return (leading, nil)
+    return (leading, given, nil)
 }
 
 func main() -> Int32 {
@@ -34,6 +37,7 @@ func main() -> Int32 {
         return ExitCode.usage
     }
     var leading: [String]
+    var leadingGiven: [Option]
     do throws(CLIError) {
         let split = try leadingOptions(&raw)
         if let answer = split.answer {
@@ -41,6 +45,7 @@ func main() -> Int32 {
             return ExitCode.success
         }
         leading = split.leading
+        leadingGiven = split.options
         guard let verb = raw.first else { throw .usage("missing <subcommand>") }
         guard Program.command(named: verb) != nil else { throw .usage("unknown subcommand '\(verb)'") }
     } catch {
@@ -49,13 +54,10 @@ func main() -> Int32 {
     }
     let command = Program.command(named: raw.removeFirst())!
     // Help is the same whatever container was named before it.
-    if command == HelpCommand.self { leading = [] }
+    if command == HelpCommand.self { (leading, leadingGiven) = ([], []) }
     do throws(CLIError) {
-        for arg in leading where arg.hasPrefix("-") {
-            let spelling = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
-            guard command.acceptedOptions.contains(where: { $0.spellings.contains(spelling) }) else {
-                throw .usage("option '\(spelling)' does not apply to '\(command.name)'")
-            }
+        for option in leadingGiven where !command.acceptedOptions.contains(where: { $0.name == option.name }) {
+            throw .usage("option '\(option.longSpelling)' does not apply to '\(command.name)'")
         }
         let arguments = try Arguments(leading + raw, options: command.acceptedOptions, positionals: command.positionals)
         if arguments.wantsHelp {

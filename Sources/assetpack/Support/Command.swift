@@ -32,16 +32,14 @@ extension Command {
     static var acceptedOptions: [Option] { options + [.help] }
 }
 
-/// A section of help after OPTIONS: a title and rows (a label and its text,
-/// laid out like options) or paragraphs.
+/// A section of help after OPTIONS, such as EXIT STATUS: a title and rows,
+/// each a label and its text, laid out like options.
 struct HelpSection: Sendable {
     let title: String
     let rows: [(label: String, text: String)]
-    let paragraphs: [String]
 
-    init(_ title: String, rows: [(label: String, text: String)] = [], paragraphs: [String] = []) {
+    init(_ title: String, rows: [(label: String, text: String)]) {
         self.title = title
         self.rows = rows
-        self.paragraphs = paragraphs
     }
 }

@@ -70,16 +70,12 @@ enum Help {
         return (["Error: \(message)"] + usage(command, label: "Usage:") + [see]).joined(separator: "\n")
     }
 
-    /// A section's lines: its rows laid out like options (in a column fitted
-    /// to the labels), or its paragraphs, indented.
+    /// A section's lines: its rows laid out like options, in a column
+    /// fitted to the labels.
     static func lines(of section: HelpSection) -> [String] {
         var out = ["\(section.title):"]
         let column = min(TextLayout.descriptionColumn, 2 + (section.rows.map(\.label.count).max() ?? 0) + 2)
         for row in section.rows { out += TextLayout.entry(row.label, row.text, column: column) }
-        for (i, paragraph) in section.paragraphs.enumerated() {
-            if i > 0 || !section.rows.isEmpty { out.append("") }
-            out += TextLayout.wrap(paragraph, indent: 2)
-        }
         return out
     }
 

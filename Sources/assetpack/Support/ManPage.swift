@@ -86,7 +86,6 @@ enum ManPage {
     private static func body(_ section: HelpSection) -> [String] {
         var out: [String] = []
         for row in section.rows { out += [".TP", ".B \(escape(row.label))", escape(row.text)] }
-        for paragraph in section.paragraphs { out += [".PP", escape(paragraph)] }
         return out
     }
 
