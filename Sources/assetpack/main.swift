@@ -2,80 +2,77 @@
 import Glibc
 #endif
 
-/// The version `assetpack --version` prints.
-let assetpackVersion = "0.1.0"
-
-let commands: [any Command.Type] = [
-    TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
-    ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, DaemonCommand.self, DemoCommand.self,
-]
-
-@MainActor
-func overview() -> String {
-    var text = """
-        OVERVIEW: AssetPacks — package, install and read asset packs in a shared group container.
-
-        USAGE: assetpack <subcommand> [options] [arguments]
-
-        OPTIONS:
-          --version               Show the version.
-          -h, --help              Show help information.
-
-        SUBCOMMANDS:
-
-        """
-    for c in commands {
-        text += "  " + c.name.padding(toLength: 22, withPad: " ", startingAt: 0) + c.summary + "\n"
+/// Splits off the options before the subcommand: `--version` and `--help`
+/// answer at once; the container options are kept (the words, and which
+/// options they are), to go after the subcommand, where they mean what they
+/// mean there.
+func leadingOptions(_ raw: inout [String]) throws(CLIError) -> (leading: [String], options: [Option], answer: String?) {
+    var leading: [String] = []
+    var given: [Option] = []
+    let options = Program.leadingOptions
+    while let arg = raw.first, arg.hasPrefix("-"), arg != "-" {
+        raw.removeFirst()
+        if Option.help.spellings.contains(arg) { return ([], [], Help.overview()) }
+        if Program.versionOption.spellings.contains(arg) { return ([], [], "\(Program.name) \(Program.version)\n") }
+        if arg == "--" { break }
+        let spelling = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
+        guard let option = options.first(where: { $0.spellings.contains(spelling) }) else {
+            throw .usage("unknown option '\(spelling)' before the subcommand")
+        }
+        leading.append(arg)
+        given.append(option)
+        if option.takesValue && spelling == arg {
+            guard let value = raw.first else { throw .usage("option '\(arg)' needs a value") }
+            leading.append(value)
+            raw.removeFirst()
+        }
     }
-    text += "\n  See 'assetpack help <subcommand>' for detailed help.\n"
-    return text
+    return (leading, given, nil)
 }
 
-@MainActor
 func main() -> Int32 {
     var raw = Array(CommandLine.arguments.dropFirst())
-    guard let verb = raw.first else {
-        Output.error(overview())
+    if raw.isEmpty {
+        Output.error(Help.overview())
         return ExitCode.usage
     }
-    switch verb {
-    case "-h", "--help":
-        Output.line(overview())
-        return ExitCode.success
-    case "--version":
-        Output.line("assetpack \(assetpackVersion)")
-        return ExitCode.success
-    case "help":
-        guard raw.count > 1 else { Output.line(overview()); return ExitCode.success }
-        guard let command = commands.first(where: { $0.name == raw[1] }) else {
-            Output.error("Error: unknown subcommand '\(raw[1])'\nSee 'assetpack --help'.")
-            return ExitCode.usage
-        }
-        Output.line(command.helpText)
-        return ExitCode.success
-    default:
-        break
-    }
-    guard let command = commands.first(where: { $0.name == verb }) else {
-        Output.error("Error: unknown subcommand '\(verb)'\nSee 'assetpack --help'.")
-        return ExitCode.usage
-    }
-    raw.removeFirst()
+    var leading: [String]
+    var leadingGiven: [Option]
     do throws(CLIError) {
-        let arguments = try Arguments(raw, options: command.valueOptions, flags: command.flagOptions)
-        if arguments.flag("help") {
-            Output.line(command.helpText)
+        let split = try leadingOptions(&raw)
+        if let answer = split.answer {
+            Output.write(answer)
+            return ExitCode.success
+        }
+        leading = split.leading
+        leadingGiven = split.options
+        guard let verb = raw.first else { throw .usage("missing <subcommand>") }
+        guard Program.command(named: verb) != nil else { throw .usage("unknown subcommand '\(verb)'") }
+    } catch {
+        Output.error(Help.usageError(error.message, nil))
+        return ExitCode.usage
+    }
+    let command = Program.command(named: raw.removeFirst())!
+    // Help is the same whatever container was named before it.
+    if command == HelpCommand.self { (leading, leadingGiven) = ([], []) }
+    do throws(CLIError) {
+        for option in leadingGiven where !command.acceptedOptions.contains(where: { $0.name == option.name }) {
+            throw .usage("option '\(option.longSpelling)' does not apply to '\(command.name)'")
+        }
+        let arguments = try Arguments(leading + raw, options: command.acceptedOptions, positionals: command.positionals)
+        if arguments.wantsHelp {
+            Output.write(Help.text(command))
             return ExitCode.success
         }
         return try command.run(arguments)
     } catch {
         switch error {
         case .usage(let message):
-            Output.error("Error: \(message)\nUsage: assetpack \(command.usage.split(separator: "\n").first ?? "")\nSee 'assetpack \(command.name) --help'.")
+            Output.error(Help.usageError(message, command))
             return command.usageExitCode
         case .failure(let message, let code):
             let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-            Output.error("assetpack \(command.name): error: \(oneLine)")
+            Output.error("\(Program.name) \(command.name): error: \(oneLine)")
             return code
         }
     }

@@ -5,28 +5,26 @@ import AssetSystem
 enum CatCommand: Command {
     static let name = "cat"
     static let summary = "Write a member's raw bytes to standard output."
-    static let usage = "cat <path> [--pack <id>] [--descriptor] [--daemon] [--standalone] [--container <dir>]"
-    static let options = """
-          --pack <id>             Look in this pack only (default: every pack; a path
-                                  that two packs hold is an error).
-          --descriptor            Read through a file descriptor instead of the mapping.
-          --daemon                Get the descriptor from the container's daemon
-                                  ('assetpack daemon') instead of opening the container.
-          --standalone            Ask for a descriptor of exactly the member at offset 0.
-        \(ContainerOptions.help)
-        """
-    static let valueOptions = ContainerOptions.names.union(["pack"])
-    static let flagOptions: Set<String> = ["descriptor", "daemon", "standalone"]
+
+    static let path = Positional("path", help: "The member's path inside its pack.")
+    static let pack = Option.value("pack", placeholder: "id",
+                                   help: "Look in this pack only (default: every pack; a path that two packs hold is an error).")
+    static let descriptor = Option.flag("descriptor", help: "Read through a file descriptor instead of the mapping.")
+    static let daemon = Option.flag("daemon", help: "Get the descriptor from the container's daemon ('assetpack daemon') instead of opening the container.")
+    static let standalone = Option.flag("standalone", help: "Ask for a descriptor of exactly the member at offset 0.")
+
+    static let positionals = [path]
+    static let options = [pack, descriptor, daemon, standalone] + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        let path = try arguments.expect(["<path>"])[0]
-        let options: DescriptorOptions = arguments.flag("standalone") ? .standalone : []
-        if arguments.flag("daemon") {
+        let path = arguments.positional(Self.path)
+        let options: DescriptorOptions = arguments.flag(standalone) ? .standalone : []
+        if arguments.flag(daemon) {
             // The container itself is never opened: the daemon may serve a
             // process that cannot read it.
             do {
                 let client = try AssetPackClient.connect(container: StoreOptions.container(arguments))
-                let d = try client.descriptor(for: path, searchingInAssetPackWithID: arguments.value("pack"), options: options)
+                let d = try client.descriptor(for: path, searchingInAssetPackWithID: arguments.value(pack), options: options)
                 try copyToStandardOutput(d)
                 return ExitCode.success
             } catch {
@@ -35,11 +33,11 @@ enum CatCommand: Command {
         }
         let manager = try StoreOptions.manager(arguments)
         do {
-            if arguments.flag("descriptor") || arguments.flag("standalone") {
-                let d = try manager.descriptor(for: path, searchingInAssetPackWithID: arguments.value("pack"), options: options)
+            if arguments.flag(descriptor) || arguments.flag(standalone) {
+                let d = try manager.descriptor(for: path, searchingInAssetPackWithID: arguments.value(pack), options: options)
                 try copyToStandardOutput(d)
             } else {
-                let data = try manager.contents(at: path, searchingInAssetPackWithID: arguments.value("pack"))
+                let data = try manager.contents(at: path, searchingInAssetPackWithID: arguments.value(pack))
                 Output.write(data)
             }
             return ExitCode.success

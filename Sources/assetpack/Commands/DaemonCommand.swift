@@ -9,45 +9,51 @@ import Glibc
 enum DaemonCommand: Command {
     static let name = "daemon"
     static let summary = "Serve member descriptors to other processes over <container>/daemon.sock."
-    static let usage = "daemon [--socket-group <group>] [--allow-uid <user>]... [--allow-gid <group>]... [--container <dir>]"
-    static let options = """
-          --socket-group <group>  Give the socket this group (name or number) and mode 0660,
-                                  so the group's members can reach it (default: mode 0600).
-          --allow-uid <user>      Also serve this user (name or number; repeatable). The
-                                  daemon's own user is always served.
-          --allow-gid <group>     Also serve users whose primary group is this (repeatable).
-          --request-timeout <s>   Close a connection whose request does not arrive whole
-                                  within this many seconds (default: 2).
-          --idle-timeout <s>      Close a connection idle this long between requests
-                                  (default: 300).
-          --max-connections <n>   Connections served at once; more are told to retry
-                                  (default: 256).
-        \(ContainerOptions.help)
-
-        Runs in the foreground; SIGTERM or SIGINT stops it and removes the socket. A socket
-        left by a daemon that was killed is replaced; a second daemon on a container that
-        one already serves exits with an error. Clients: 'assetpack cat --daemon', or
-        AssetPackClient from Swift.
+    static let discussion = """
+        Runs in the foreground; SIGTERM or SIGINT stops it and removes the socket. A socket left by a \
+        daemon that was killed is replaced; a second daemon on a container that one already serves exits \
+        with an error. Clients: 'assetpack cat --daemon', or AssetPackClient from Swift.
         """
-    static let valueOptions = ContainerOptions.names.union([
-        "socket-group", "allow-uid", "allow-gid", "request-timeout", "idle-timeout", "max-connections",
-    ])
+
+    static let socketGroup = Option.value(
+        "socket-group", placeholder: "group",
+        help: "Give the socket this group (name or number) and mode 0660, so the group's members can reach it (default: mode 0600).",
+        completion: .group)
+    static let allowUID = Option.value(
+        "allow-uid", placeholder: "user",
+        help: "Also serve this user (name or number). The daemon's own user is always served.",
+        repeatable: true, completion: .user)
+    static let allowGID = Option.value(
+        "allow-gid", placeholder: "group",
+        help: "Also serve users whose primary group is this (name or number).",
+        repeatable: true, completion: .group)
+    static let requestTimeout = Option.value(
+        "request-timeout", placeholder: "seconds",
+        help: "Close a connection whose request does not arrive whole within this many seconds (default: 2).")
+    static let idleTimeout = Option.value(
+        "idle-timeout", placeholder: "seconds",
+        help: "Close a connection idle this long between requests (default: 300).")
+    static let maxConnections = Option.value(
+        "max-connections", placeholder: "n",
+        help: "Connections served at once; more are told to retry (default: 256).")
+
+    static let options = [socketGroup, allowUID, allowGID, requestTimeout, idleTimeout, maxConnections]
+        + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        _ = try arguments.expect([])
         var configuration = DescriptorDaemon.Configuration()
-        if let group = arguments.value("socket-group") { configuration.socketGroup = try groupID(group) }
-        for user in arguments.values("allow-uid") { configuration.allowedUIDs.insert(try userID(user)) }
-        for group in arguments.values("allow-gid") { configuration.allowedGIDs.insert(try groupID(group)) }
-        if let t = try arguments.number("request-timeout") {
+        if let group = arguments.value(socketGroup) { configuration.socketGroup = try groupID(group) }
+        for user in arguments.values(allowUID) { configuration.allowedUIDs.insert(try userID(user)) }
+        for group in arguments.values(allowGID) { configuration.allowedGIDs.insert(try groupID(group)) }
+        if let t = try arguments.number(requestTimeout) {
             guard t > 0 else { throw .usage("'--request-timeout' must be more than 0") }
             configuration.requestTimeout = t
         }
-        if let t = try arguments.number("idle-timeout") {
+        if let t = try arguments.number(idleTimeout) {
             guard t > 0 else { throw .usage("'--idle-timeout' must be more than 0") }
             configuration.idleTimeout = t
         }
-        if let n = try arguments.number("max-connections") {
+        if let n = try arguments.number(maxConnections) {
             guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections' needs a whole number of at least 1") }
             configuration.maximumConnections = Int(n)
         }

@@ -6,23 +6,24 @@ import AssetArchive
 enum DemoCommand: Command {
     static let name = "demo"
     static let summary = "Package, install, read (bytes and descriptors), update, verify and remove a sample pack."
-    static let usage = "demo [--keep] [--container <dir>]"
-    static let options = """
-          --keep                  Keep the temporary directory (sample, pack, container).
-          --container <dir>       Install into this container instead of a temporary one.
-        """
-    static let valueOptions: Set<String> = ["container"]
-    static let flagOptions: Set<String> = ["keep"]
+
+    static let keep = Option.flag("keep", help: "Keep the temporary directory (sample, pack, container).")
+    /// Not the shared container option: without it the demo uses a temporary
+    /// container, and it takes no `--group`.
+    static let container = Option.value("container", placeholder: "dir",
+                                        help: "Install into this container instead of a temporary one.",
+                                        completion: .directory)
+
+    static let options = [keep, container]
 
     struct Failure: Error { let message: String }
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        _ = try arguments.expect([])
         let work = FileManager.default.temporaryDirectory.path + "/assetpack-demo-\(getpid())"
-        defer { if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: work) } }
+        defer { if !arguments.flag(keep) { try? FileManager.default.removeItem(atPath: work) } }
         do {
-            try runDemo(work: work, containerPath: arguments.value("container") ?? work + "/container")
-            if arguments.flag("keep") { Output.line("kept \(work)") }
+            try runDemo(work: work, containerPath: arguments.value(container) ?? work + "/container")
+            if arguments.flag(keep) { Output.line("kept \(work)") }
             return ExitCode.success
         } catch let error as StoreError {
             throw .from(error)
@@ -42,7 +43,7 @@ enum DemoCommand: Command {
     static func runDemo(work: String, containerPath: String) throws {
         let sample = work + "/sample"
         let files = try SampleContent.write(to: sample)
-        step("sample content in \(sample): \(files.count) files, \(files.values.reduce(0) { $0 + $1.count }) bytes")
+        step("sample content in \(sample): \(TextLayout.count(files.count, "file")), \(TextLayout.count(files.values.reduce(0) { $0 + $1.count }, "byte"))")
 
         // Package twice: the packager is deterministic.
         let pack = work + "/Demo.zip"
@@ -50,7 +51,7 @@ enum DemoCommand: Command {
         try Packager.package(manifestAt: sample + "/manifest.json", output: work + "/Demo-again.zip")
         let first = try Data(contentsOf: URL(fileURLWithPath: pack))
         try check(first == (try Data(contentsOf: URL(fileURLWithPath: work + "/Demo-again.zip"))), "packaging twice gave different bytes")
-        step("packaged \(archive.entries.count) files into \(pack) (\(first.count) bytes); packaging again gave identical bytes")
+        step("packaged \(TextLayout.count(archive.entries.count, "file")) into \(pack) (\(first.count) bytes); packaging again gave identical bytes")
         for e in archive.entries {
             let align = e.method == .stored ? ", data at offset \(e.dataOffset) (\(e.dataOffset % 4096 == 0 ? "page" : "16-byte") aligned)" : ""
             Output.line("    \(e.method == .stored ? "stored  " : "deflated") \(e.path): \(e.uncompressedSize) → \(e.compressedSize) bytes\(align)")
@@ -100,7 +101,7 @@ enum DemoCommand: Command {
 
         let report = try manager.store.verify(options: VerificationOptions(deep: true))
         try check(!report.hasErrors, "verify found: \(report.findings.map(\.message))")
-        step("verify --deep: \(report.packsChecked) pack, \(report.membersChecked) members, \(report.bytesChecked) bytes checked, no damage")
+        step("verify --deep: \(TextLayout.count(report.packsChecked, "pack")), \(TextLayout.count(report.membersChecked, "member")), \(TextLayout.count(report.bytesChecked, "byte")) checked, no damage")
 
         try manager.remove(assetPackWithID: id)
         do {

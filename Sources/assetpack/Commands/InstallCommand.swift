@@ -4,27 +4,22 @@ import AssetPacks
 enum InstallCommand: Command {
     static let name = "install"
     static let summary = "Install a pack file into the container (replacing an older version)."
-    static let usage = "install <pack> [--id <id>] [--container <dir>] [--lock-timeout <seconds>]"
-    static let options = """
-          --id <id>               The pack ID for a plain ZIP without a recorded manifest
-                                  (default: the file name without its extension).
-        \(ContainerOptions.help)
-          --lock-timeout <s>      Give up when another process holds the pack's lock
-                                  longer than this (default: wait).
-          --json                  Print the installed pack as JSON.
-        """
-    static let valueOptions = ContainerOptions.names.union(["id", "lock-timeout"])
-    static let flagOptions: Set<String> = ["json"]
+
+    static let pack = Positional("pack", help: "The pack file to install.", completion: .file)
+    static let id = Option.value(
+        "id", placeholder: "id",
+        help: "The pack ID for a plain ZIP without a recorded manifest (default: the file name without its extension).")
+
+    static let positionals = [pack]
+    static let options = [id, CommonOptions.json] + CommonOptions.containerOptions + [CommonOptions.lockTimeout]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        let path = try arguments.expect(["<pack>"])[0]
-        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number("lock-timeout"))
+        let path = arguments.positional(pack)
+        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout))
         do {
-            let outcome = try manager.installPack(at: path, id: arguments.value("id"))
-            if arguments.flag("json") {
-                var object = ListCommand.json(outcome.pack)
-                object["change"] = outcome.change.rawValue
-                Output.json(object)
+            let outcome = try manager.installPack(at: path, id: arguments.value(id))
+            if arguments.flag(CommonOptions.json) {
+                try Output.json(ListCommand.PackJSON(outcome.pack, change: outcome.change.rawValue))
             } else {
                 let verb: String
                 switch outcome.change {
@@ -32,11 +27,15 @@ enum InstallCommand: Command {
                 case .replaced: verb = "updated"
                 case .unchanged: verb = "already installed (identical)"
                 }
-                Output.error("\(outcome.pack.id) \(verb): version \(outcome.pack.version), \(outcome.pack.memberCount) files")
+                Output.error("\(outcome.pack.id) \(verb): version \(outcome.pack.version), \(TextLayout.count(outcome.pack.memberCount, "file"))")
             }
             return ExitCode.success
-        } catch {
+        } catch let error as StoreError {
             throw .from(error)
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .failure("\(error)")
         }
     }
 }

@@ -5,38 +5,39 @@ import AssetPacks
 enum ListCommand: Command {
     static let name = "ls"
     static let summary = "List installed packs, or the members of one pack."
-    static let usage = "ls [<pack-id>] [--prefix <dir>] [--json] [--container <dir>]"
-    static let options = """
-          --prefix <dir>          Only members below this directory (with a pack ID).
-          --json                  Print JSON.
-        \(ContainerOptions.help)
-        """
-    static let valueOptions = ContainerOptions.names.union(["prefix"])
-    static let flagOptions: Set<String> = ["json"]
+
+    static let packID = Positional("pack-id", help: "List the members of this pack instead of the packs.", optional: true)
+    static let prefix = Option.value("prefix", placeholder: "dir", help: "Only members below this directory (with a pack ID).")
+
+    static let positionals = [packID]
+    static let options = [prefix, CommonOptions.json] + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        let args = try arguments.expect(["<pack-id>"], optional: 1)
+        let json = arguments.flag(CommonOptions.json)
         let manager = try StoreOptions.manager(arguments)
         do {
-            if let id = args.first {
-                let members = try manager.members(inAssetPackWithID: id, under: arguments.value("prefix"))
-                if arguments.flag("json") {
-                    Output.json(members.map { ["path": $0.path, "size": $0.size, "storedSize": $0.storedSize,
-                                               "method": $0.isCompressed ? "deflated" : "stored"] as [String: Any] })
+            if let id = arguments.optionalPositional(packID) {
+                let members = try manager.members(inAssetPackWithID: id, under: arguments.value(prefix))
+                if json {
+                    try Output.json(members.map(MemberJSON.init))
                 } else {
-                    for m in members {
-                        Output.line("\(m.isCompressed ? "deflated" : "stored  ") \(pad(m.size)) \(m.path)")
-                    }
+                    var table = TextTable([.left, .right, .left])
+                    for m in members { table.add([m.isCompressed ? "deflated" : "stored", "\(m.size)", m.path]) }
+                    table.lines.forEach { Output.line($0) }
                 }
             } else {
-                guard arguments.value("prefix") == nil else { throw CLIError.usage("--prefix needs a pack ID") }
+                guard arguments.value(prefix) == nil else { throw CLIError.usage("--prefix needs a pack ID") }
                 let packs = try manager.allAssetPacks()
-                if arguments.flag("json") {
-                    Output.json(packs.map(json))
+                if json {
+                    try Output.json(packs.map { PackJSON($0) })
                 } else {
+                    // ID, version, policy, then counts whose numbers and units line up.
+                    var table = TextTable([.left, .left, .left, .right, .left, .right, .left], gaps: [2, 2, 2, 1, 2, 1])
                     for p in packs {
-                        Output.line("\(p.id)\t\(p.version)\t\(p.downloadPolicy.name)\t\(p.memberCount) files\t\(p.totalSize) bytes")
+                        table.add([p.id, p.version, p.downloadPolicy.name]
+                                  + TextTable.counted(p.memberCount, "file") + TextTable.counted(p.totalSize, "byte"))
                     }
+                    table.lines.forEach { Output.line($0) }
                 }
             }
             return ExitCode.success
@@ -47,20 +48,5 @@ enum ListCommand: Command {
         } catch {
             throw .failure("\(error)")
         }
-    }
-
-    static func json(_ p: AssetPack) -> [String: Any] {
-        [
-            "id": p.id, "version": p.version, "downloadPolicy": p.downloadPolicy.name,
-            "installationEventTypes": p.downloadPolicy.installationEventTypes.map(\.rawValue),
-            "platforms": p.platforms.map(\.rawValue), "memberCount": p.memberCount,
-            "totalSize": p.totalSize, "archiveSize": p.archiveSize, "sha256": p.sha256,
-            "installDate": ISO8601DateFormatter().string(from: p.installDate),
-        ]
-    }
-
-    private static func pad(_ n: UInt64) -> String {
-        let s = String(n)
-        return String(repeating: " ", count: max(0, 12 - s.count)) + s
     }
 }

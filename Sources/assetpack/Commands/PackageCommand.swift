@@ -4,24 +4,25 @@ import AssetPacks
 enum PackageCommand: Command {
     static let name = "package"
     static let summary = "Package the files a manifest selects into a pack (a ZIP archive)."
-    static let usage = "package <manifest> -o <pack> [--root <dir>]"
-    static let options = """
-          -o, --output <pack>     The pack file to write.
-          --root <dir>            Resolve file selectors against <dir> (default: the
-                                  manifest's directory).
-        """
-    static let valueOptions: Set<String> = ["output", "o", "root"]
+
+    static let manifest = Positional("manifest", help: "The manifest (JSON with comments) that selects the files.", completion: .file)
+    static let output = Option.value("output", short: "o", placeholder: "pack", help: "The pack file to write.",
+                                     required: true, completion: .file)
+    static let root = Option.value("root", placeholder: "dir",
+                                   help: "Resolve file selectors against <dir> (default: the manifest's directory).",
+                                   completion: .directory)
+
+    static let positionals = [manifest]
+    static let options = [output, root]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        let manifest = try arguments.expect(["<manifest>"])[0]
-        guard let output = arguments.value("output") ?? arguments.value("o") else {
-            throw .usage("missing -o <pack>")
-        }
+        let manifest = arguments.positional(Self.manifest)
+        let output = arguments.requiredValue(Self.output)
         do {
-            let archive = try Packager.package(manifestAt: manifest, root: arguments.value("root"), output: output)
+            let archive = try Packager.package(manifestAt: manifest, root: arguments.value(root), output: output)
             let size = archive.entries.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
             let deflated = archive.entries.filter { $0.method == .deflated }.count
-            Output.error("packaged \(archive.entries.count) files (\(size) bytes, \(deflated) deflated) into \(output)")
+            Output.error("packaged \(TextLayout.count(archive.entries.count, "file")) (\(TextLayout.count(size, "byte")), \(deflated) deflated) into \(output)")
             return ExitCode.success
         } catch {
             throw .from(error)

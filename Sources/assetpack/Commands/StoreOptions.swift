@@ -1,7 +1,7 @@
 import AssetPacks
 import AssetSystem
 
-/// Opens the manager for the container the common options name.
+/// Opens the manager for the container the container options name.
 enum StoreOptions {
     static func manager(_ arguments: Arguments, lockTimeout: Double? = nil, options base: AssetStore.Options = .init()) throws(CLIError) -> AssetPackManager {
         let container = self.container(arguments)
@@ -10,9 +10,9 @@ enum StoreOptions {
         do { return try AssetPackManager(container: container, options: options) } catch { throw .from(error) }
     }
 
-    /// The container the common options name, without opening it.
+    /// The container the container options name, without opening it.
     static func container(_ arguments: Arguments) -> GroupContainer {
-        if let path = arguments.value("container") { return GroupContainer(path: path) }
-        return GroupContainer.default(group: arguments.value("group") ?? "default")
+        if let path = arguments.value(CommonOptions.container) { return GroupContainer(path: path) }
+        return GroupContainer.default(group: arguments.value(CommonOptions.group) ?? "default")
     }
 }

@@ -5,15 +5,14 @@ import AssetPacks
 enum TemplateCommand: Command {
     static let name = "template"
     static let summary = "Print a manifest template (JSON with comments)."
-    static let usage = "template [-o <file>]"
-    static let options = """
-          -o, --output <file>     Write the template to <file> (refuses to overwrite).
-        """
-    static let valueOptions: Set<String> = ["output", "o"]
+
+    static let output = Option.value("output", short: "o", placeholder: "file",
+                                     help: "Write the template to <file> (refuses to overwrite).", completion: .file)
+
+    static let options = [output]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        _ = try arguments.expect([])
-        guard let output = arguments.value("output") ?? arguments.value("o") else {
+        guard let output = arguments.value(Self.output) else {
             Output.line(AssetPackManifest.template.trimmingCharacters(in: .newlines))
             return ExitCode.success
         }

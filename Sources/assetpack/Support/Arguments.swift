@@ -1,77 +1,141 @@
-/// A command's arguments, parsed against the options it declares.
+/// A command's arguments, parsed against the options and positionals it
+/// declares.
 ///
-/// Accepts `--name value`, `--name=value`, boolean `--flag`, `-h`/`--help`,
-/// repeated options, and `--` to end options.
+/// Accepts `--name value`, `--name=value`, `-n value`, flags, repeated
+/// options where declared repeatable, and `--` to end options. A value may
+/// start with a dash (`--prefix -x`). Reading an option the command did not
+/// declare is a programming error, caught by a precondition.
 struct Arguments {
-    private(set) var positionals: [String] = []
+    /// Whether `-h` or `--help` came before any `--`: the caller prints help
+    /// and nothing else was checked.
+    private(set) var wantsHelp = false
+    private var positionalValues: [String] = []
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
+    private let declaredOptions: Set<String>
+    private let declaredPositionals: [Positional]
 
-    /// Parses `raw` for a command that takes the given value options and flags
-    /// (names without dashes). Unknown options are usage errors.
-    init(_ raw: [String], options: Set<String>, flags allowedFlags: Set<String>) throws(CLIError) {
+    /// Parses `raw` for a command that takes `options` and `positionals`.
+    /// Unknown options, missing or stray values, a non-repeatable option
+    /// given twice, a missing required option or positional, an extra
+    /// positional and a word outside an option's choices are usage errors.
+    init(_ raw: [String], options: [Option], positionals: [Positional]) throws(CLIError) {
+        declaredOptions = Set(options.map(\.name))
+        declaredPositionals = positionals
+        let helpSpellings = Set(Option.help.spellings)
+        if raw.prefix(while: { $0 != "--" }).contains(where: helpSpellings.contains) {
+            wantsHelp = true
+            return
+        }
+        var bySpelling: [String: Option] = [:]
+        for option in options {
+            for spelling in option.spellings { bySpelling[spelling] = option }
+        }
         var i = 0
         var optionsEnded = false
         while i < raw.count {
             let arg = raw[i]
             i += 1
             if optionsEnded || !arg.hasPrefix("-") || arg == "-" {
-                positionals.append(arg)
+                positionalValues.append(arg)
                 continue
             }
             if arg == "--" { optionsEnded = true; continue }
-            if arg == "-h" || arg == "--help" { flags.insert("help"); continue }
-            // Single-letter options (-o) are declared by their letter.
-            let dashes = arg.hasPrefix("--") ? 2 : 1
-            guard dashes == 2 || arg.count == 2 else { throw .usage("unknown option '\(arg)'") }
-            var name = String(arg.dropFirst(dashes))
+            var spelling = arg
             var inline: String?
-            if let eq = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
+            if let eq = arg.firstIndex(of: "=") {
+                spelling = String(arg[..<eq])
+                inline = String(arg[arg.index(after: eq)...])
             }
-            if allowedFlags.contains(name) {
-                guard inline == nil else { throw .usage("option '\(arg)' takes no value") }
-                flags.insert(name)
-            } else if options.contains(name) {
-                if let inline {
-                    values[name, default: []].append(inline)
-                } else {
-                    guard i < raw.count else { throw .usage("option '\(arg)' needs a value") }
-                    values[name, default: []].append(raw[i])
-                    i += 1
-                }
+            guard let option = bySpelling[spelling] else { throw .usage("unknown option '\(spelling)'") }
+            guard option.isRepeatable || (values[option.name] == nil && !flags.contains(option.name)) else {
+                throw .usage("option '\(option.longSpelling)' given more than once")
+            }
+            guard option.takesValue else {
+                guard inline == nil else { throw .usage("option '\(spelling)' takes no value") }
+                flags.insert(option.name)
+                continue
+            }
+            let value: String
+            if let inline {
+                value = inline
             } else {
-                throw .usage("unknown option '\(arg)'")
+                guard i < raw.count else { throw .usage("option '\(spelling)' needs a value") }
+                value = raw[i]
+                i += 1
             }
+            try Self.check(value, against: option.completion, naming: "option '\(option.longSpelling)'")
+            values[option.name, default: []].append(value)
+        }
+        for option in options where option.isRequired && values[option.name] == nil {
+            throw .usage("missing \(option.usageLabel)")
+        }
+        let required = positionals.filter { !$0.isOptional }.count
+        if positionalValues.count < required {
+            throw .usage("missing \(positionals[positionalValues.count].label)")
+        }
+        if positionalValues.count > positionals.count {
+            throw .usage("unexpected argument '\(positionalValues[positionals.count])'")
+        }
+        for (value, positional) in zip(positionalValues, positionals) {
+            try Self.check(value, against: positional.completion, naming: positional.label)
         }
     }
 
-    /// Whether `--name` was given.
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    private static func check(_ value: String, against completion: Completion, naming what: String) throws(CLIError) {
+        guard case .choices(let words) = completion, !words.contains(value) else { return }
+        throw .usage("\(what) must be one of \(words.joined(separator: ", ")), not '\(value)'")
+    }
 
-    /// The last value of `--name`, if given.
-    func value(_ name: String) -> String? { values[name]?.last }
+    private func precondition(declared option: Option) {
+        Swift.precondition(declaredOptions.contains(option.name), "option '--\(option.name)' read but not declared")
+    }
 
-    /// Every value of a repeatable `--name`.
-    func values(_ name: String) -> [String] { values[name] ?? [] }
+    /// Whether the flag was given.
+    func flag(_ option: Option) -> Bool {
+        precondition(declared: option)
+        return flags.contains(option.name)
+    }
 
-    /// The value of `--name` as a number, or a usage error.
-    func number(_ name: String) throws(CLIError) -> Double? {
-        guard let v = value(name) else { return nil }
-        guard let d = Double(v), d >= 0, d.isFinite else { throw .usage("'--\(name)' needs a non-negative number, not '\(v)'") }
+    /// The option's value, if given.
+    func value(_ option: Option) -> String? {
+        precondition(declared: option)
+        return values[option.name]?.last
+    }
+
+    /// A required option's value (parsing made sure it is there).
+    func requiredValue(_ option: Option) -> String {
+        Swift.precondition(option.isRequired, "option '--\(option.name)' is optional: use value(_:)")
+        return value(option)!
+    }
+
+    /// Every value of a repeatable option, in the order given.
+    func values(_ option: Option) -> [String] {
+        precondition(declared: option)
+        return values[option.name] ?? []
+    }
+
+    /// The option's value as a non-negative number, if given; a usage error
+    /// when it is not one.
+    func number(_ option: Option) throws(CLIError) -> Double? {
+        guard let v = value(option) else { return nil }
+        guard let d = Double(v), d >= 0, d.isFinite else {
+            throw .usage("'\(option.longSpelling)' needs a non-negative number, not '\(v)'")
+        }
         return d
     }
 
-    /// Exactly `count` positional arguments, named for the message.
-    func expect(_ names: [String], optional: Int = 0) throws(CLIError) -> [String] {
-        let required = names.count - optional
-        if positionals.count < required {
-            throw .usage("missing \(names[positionals.count])")
+    /// A required positional's value (parsing made sure it is there).
+    func positional(_ positional: Positional) -> String {
+        Swift.precondition(!positional.isOptional, "\(positional.label) is optional: use optionalPositional")
+        return optionalPositional(positional)!
+    }
+
+    /// A positional's value, or `nil` when an optional one was left out.
+    func optionalPositional(_ positional: Positional) -> String? {
+        guard let index = declaredPositionals.firstIndex(of: positional) else {
+            preconditionFailure("positional \(positional.label) read but not declared")
         }
-        if positionals.count > names.count {
-            throw .usage("unexpected argument '\(positionals[names.count])'")
-        }
-        return positionals
+        return index < positionalValues.count ? positionalValues[index] : nil
     }
 }

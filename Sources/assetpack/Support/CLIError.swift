@@ -16,3 +16,12 @@ enum ExitCode {
     static let failure: Int32 = 1
     static let usage: Int32 = 64
 }
+
+extension CLIError {
+    /// The message, without the exit code.
+    var message: String {
+        switch self {
+        case .usage(let message), .failure(let message, _): message
+        }
+    }
+}

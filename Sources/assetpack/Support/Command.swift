@@ -1,42 +1,45 @@
-/// One subcommand of `assetpack`.
+/// One subcommand of `assetpack`, described by declarations: its options
+/// and positionals are parsed, shown in `--help`, completed by the shells
+/// and written into the man page from the same values.
 protocol Command {
     /// The verb, as typed.
     static var name: String { get }
-    /// One line for the overview.
+    /// One line: the overview's SUBCOMMANDS entry and the help's OVERVIEW.
     static var summary: String { get }
-    /// The USAGE line(s), without the leading "assetpack".
-    static var usage: String { get }
-    /// The OPTIONS section (and any notes), already formatted.
-    static var options: String { get }
-    /// Value options and flags the command accepts (without dashes).
-    static var valueOptions: Set<String> { get }
-    static var flagOptions: Set<String> { get }
+    /// More about the command, shown under OVERVIEW; may be empty.
+    static var discussion: String { get }
+    /// The positionals, in order.
+    static var positionals: [Positional] { get }
+    /// The options, in the order help lists them (`-h, --help` is added last).
+    static var options: [Option] { get }
+    /// Sections shown after OPTIONS, such as verify's EXIT STATUS.
+    static var sections: [HelpSection] { get }
     /// The exit code of a usage error (64; verify uses fsck's 16).
     static var usageExitCode: Int32 { get }
-    /// Runs the command; returns its exit code.
+    /// Runs the command on arguments parsed against its declarations;
+    /// returns its exit code.
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32
 }
 
 extension Command {
-    static var valueOptions: Set<String> { [] }
-    static var flagOptions: Set<String> { [] }
+    static var discussion: String { "" }
+    static var positionals: [Positional] { [] }
+    static var options: [Option] { [] }
+    static var sections: [HelpSection] { [] }
     static var usageExitCode: Int32 { ExitCode.usage }
 
-    /// The `--help` text: OVERVIEW / USAGE / OPTIONS.
-    static var helpText: String {
-        var text = "OVERVIEW: \(summary)\n\nUSAGE: assetpack \(usage)\n"
-        let opts = options.isEmpty ? "" : options + "\n"
-        text += "\nOPTIONS:\n\(opts)  -h, --help              Show help information.\n"
-        return text
-    }
+    /// The options parsing accepts: the declared ones and `-h, --help`.
+    static var acceptedOptions: [Option] { options + [.help] }
 }
 
-/// The options every command that opens a container takes.
-enum ContainerOptions {
-    static let names: Set<String> = ["container", "group"]
-    static let help = """
-          --container <dir>       The group container (default: $ASSETPACKS_CONTAINER,
-                                  else $XDG_DATA_HOME/assetpacks/<group>).
-          --group <id>            The group whose default container to use (default: default).
-        """
+/// A section of help after OPTIONS, such as EXIT STATUS: a title and rows,
+/// each a label and its text, laid out like options.
+struct HelpSection: Sendable {
+    let title: String
+    let rows: [(label: String, text: String)]
+
+    init(_ title: String, rows: [(label: String, text: String)]) {
+        self.title = title
+        self.rows = rows
+    }
 }

@@ -26,6 +26,12 @@ enum Output {
         data.withUnsafeBytes { _ = write($0) }
     }
 
+    /// Writes text to standard output as it is.
+    static func write(_ text: String) {
+        var s = text
+        s.withUTF8 { _ = write(UnsafeRawBufferPointer($0)) }
+    }
+
     /// Prints a line to standard output.
     static func line(_ text: String = "") {
         var s = text
@@ -49,12 +55,22 @@ enum Output {
     /// Whether standard error is a terminal (for progress bars).
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
-    /// Pretty, key-sorted JSON of a plain value (dictionaries, arrays,
-    /// strings, numbers, booleans).
-    static func json(_ value: Any) {
-        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-            write(data)
+    /// The one JSON configuration of `--json`: pretty, keys sorted, slashes
+    /// not escaped, dates in ISO 8601.
+    static func jsonEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    /// Prints `value` as JSON, then a newline.
+    static func json(_ value: some Encodable) throws(CLIError) {
+        do {
+            write(try jsonEncoder().encode(value))
             line()
+        } catch {
+            throw .failure("cannot encode the JSON output: \(error)")
         }
     }
 }
