@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+import AssetArchive
 import AssetStore
 import AssetSystem
 
@@ -56,6 +57,10 @@ public final class AssetDescriptor: Sendable {
     /// The member's length in bytes.
     public let length: Int64
     public let source: Source
+    /// The CRC-32 the member's bytes must have, as the pack recorded it: a
+    /// consumer that copies the bytes can check them with
+    /// ``checksum(_:continuing:)``.
+    public let crc32: UInt32
 
     private let fd: Mutex<Int32>
 
@@ -63,6 +68,7 @@ public final class AssetDescriptor: Sendable {
         offset = descriptor.offset
         length = descriptor.length
         source = descriptor.source == .archive ? .archive : .memory
+        crc32 = descriptor.crc32
         fd = Mutex(descriptor.take())
     }
 
@@ -126,6 +132,12 @@ public final class AssetDescriptor: Sendable {
         }
         _ = borrowed.take()
         do { return try result.get() } catch { throw AssetPackError(error) }
+    }
+
+    /// The CRC-32 of `bytes` (ZIP's), continuing from `crc` — the result for
+    /// earlier bytes — when the member is read in parts.
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        CRC32.checksum(bytes, continuing: crc)
     }
 
     /// The member's bytes, read whole.

@@ -178,7 +178,7 @@ public final class AssetPackClient: Sendable {
             guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
             switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
             case .failure(let v): return .broken(Self.violation(v.what))
-            case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source))
+            case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source, crc32: p.crc32))
             }
         }
         guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }

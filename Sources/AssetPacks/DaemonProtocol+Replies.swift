@@ -5,13 +5,14 @@ import AssetSystem
 /// ``DaemonProtocol`` for the layout.
 enum DaemonReply {
     /// The header and body of a success; the descriptor travels with it.
-    static func success(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source) -> [UInt8] {
+    static func success(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32) -> [UInt8] {
         var out = header(status: .success, bodyLength: DaemonProtocol.successBodySize)
         out.appendLittleEndian(offset)
         out.appendLittleEndian(length)
         out.appendLittleEndian(size)
         out.append(source == .archive ? 0 : 1)
-        out.append(contentsOf: repeatElement(0, count: 7))
+        out.append(contentsOf: repeatElement(0, count: 3))
+        out.appendLittleEndian(crc32)
         return out
     }
 
@@ -81,13 +82,15 @@ enum DaemonReply {
         var length: Int64
         var size: Int64
         var source: MemberDescriptor.Source
+        var crc32: UInt32
     }
 
     /// Reads a success body.
     static func placement(_ body: UnsafeRawBufferPointer) -> Result<Placement, ProtocolViolation> {
         guard body.count == DaemonProtocol.successBodySize else { return .failure(.init("a success body of \(body.count) bytes")) }
         let p = Placement(offset: body.littleEndian(Int64.self, at: 0), length: body.littleEndian(Int64.self, at: 8),
-                          size: body.littleEndian(Int64.self, at: 16), source: body[24] == 0 ? .archive : .memory)
+                          size: body.littleEndian(Int64.self, at: 16), source: body[24] == 0 ? .archive : .memory,
+                          crc32: body.littleEndian(UInt32.self, at: 28))
         guard body[24] <= 1, p.offset >= 0, p.length >= 0, p.size >= 0,
               p.offset <= p.size, p.length <= p.size - p.offset else {
             return .failure(.init("a range \(p.offset)+\(p.length) outside a file of \(p.size) bytes"))

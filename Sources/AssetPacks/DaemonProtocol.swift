@@ -27,8 +27,8 @@
 ///
 /// A success carries the descriptor (`SCM_RIGHTS`, on the reply's first
 /// byte) and a 32-byte body: offset (i64), length (i64), size of the file
-/// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), 7
-/// bytes of zero. A failure carries no descriptor; its body is a number (i64:
+/// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), 3
+/// bytes of zero, and the CRC-32 the member's bytes must have (u32). A failure carries no descriptor; its body is a number (i64:
 /// the `errno` or LMDB code for ``DaemonStatus/system`` and
 /// ``DaemonStatus/index``, else 0), a field count (u16), and that many fields,
 /// each a u16 length and UTF-8 bytes. The fields depend on the status (see

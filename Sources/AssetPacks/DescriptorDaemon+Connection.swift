@@ -55,7 +55,7 @@ extension DescriptorDaemon {
                 do { size = try d.descriptor.status().size } catch {
                     return send(DaemonReply.failure(for: AssetPackError(error)))
                 }
-                return send(DaemonReply.success(offset: d.offset, length: d.length, size: size, source: d.source),
+                return send(DaemonReply.success(offset: d.offset, length: d.length, size: size, source: d.source, crc32: d.crc32),
                             passing: d.descriptor.rawValue)
             case .failure(let error):
                 return send(DaemonReply.failure(for: AssetPackError(error)))

@@ -30,7 +30,7 @@ extension AssetStore {
                 throw .system(error)
             }
             do throws(Errno) { try fd.seek(to: Int64(record.dataOffset)) } catch { throw .system(error) }
-            return MemberDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive)
+            return MemberDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive, crc32: record.crc32)
         }
     }
 
@@ -45,7 +45,7 @@ extension AssetStore {
             let fd = try MemoryFile.sealed(name: path, count: Int(record.size)) { (buffer) throws(ArchiveError) in
                 try ZipArchive.extract(entry, from: map.bytes, into: buffer, archive: pack)
             }
-            return MemberDescriptor(descriptor: fd, offset: 0, length: Int64(record.size), source: .memory)
+            return MemberDescriptor(descriptor: fd, offset: 0, length: Int64(record.size), source: .memory, crc32: record.crc32)
         } catch {
             switch error {
             case .system(let e): throw .system(e)

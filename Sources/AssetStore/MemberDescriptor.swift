@@ -20,12 +20,15 @@ public struct MemberDescriptor: ~Copyable, Sendable {
     /// The member's length in bytes.
     public let length: Int64
     public let source: Source
+    /// The CRC-32 the member's bytes must have (the index's record of it).
+    public let crc32: UInt32
 
-    public init(descriptor: consuming FileDescriptor, offset: Int64, length: Int64, source: Source) {
+    public init(descriptor: consuming FileDescriptor, offset: Int64, length: Int64, source: Source, crc32: UInt32) {
         self.descriptor = descriptor
         self.offset = offset
         self.length = length
         self.source = source
+        self.crc32 = crc32
     }
 
     /// Gives up ownership of the descriptor and returns its number.

@@ -128,13 +128,13 @@ import AssetSystem
 
     @Test func successBodiesOutsideTheFileAreProtocolViolations() {
         func placement(offset: Int64, length: Int64, size: Int64) -> DaemonReply.Placement? {
-            let reply = DaemonReply.success(offset: offset, length: length, size: size, source: .archive)
+            let reply = DaemonReply.success(offset: offset, length: length, size: size, source: .archive, crc32: 0x1234_5678)
             return reply.withUnsafeBytes { raw in
                 if case .success(let p) = DaemonReply.placement(UnsafeRawBufferPointer(rebasing: raw[16...])) { return p }
                 return nil
             }
         }
-        #expect(placement(offset: 4096, length: 100, size: 8192) == .init(offset: 4096, length: 100, size: 8192, source: .archive))
+        #expect(placement(offset: 4096, length: 100, size: 8192) == .init(offset: 4096, length: 100, size: 8192, source: .archive, crc32: 0x1234_5678))
         #expect(placement(offset: 8000, length: 500, size: 8192) == nil)
         #expect(placement(offset: -1, length: 1, size: 8192) == nil)
         #expect(placement(offset: .max, length: .max, size: .max) == nil)

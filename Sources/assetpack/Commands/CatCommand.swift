@@ -1,5 +1,4 @@
 import AssetPacks
-import AssetSystem
 
 /// `assetpack cat`: writes a member's bytes to standard output.
 enum CatCommand: Command {
@@ -12,33 +11,39 @@ enum CatCommand: Command {
     static let descriptor = Option.flag("descriptor", help: "Read through a file descriptor instead of the mapping.")
     static let daemon = Option.flag("daemon", help: "Get the descriptor from the container's daemon ('assetpack daemon') instead of opening the container.")
     static let standalone = Option.flag("standalone", help: "Ask for a descriptor of exactly the member at offset 0.")
+    static let noCheck = Option.flag(
+        "no-check", help: "Do not check a stored member's CRC-32 (deflated members are always checked as they inflate).")
 
     static let positionals = [path]
-    static let options = [pack, descriptor, daemon, standalone] + CommonOptions.containerOptions
+    static let options = [pack, descriptor, daemon, standalone, noCheck] + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(Self.path)
-        let options: DescriptorOptions = arguments.flag(standalone) ? .standalone : []
+        let options: AssetDescriptor.Options = arguments.flag(standalone) ? .standalone : []
+        let check = !arguments.flag(noCheck)
         if arguments.flag(daemon) {
             // The container itself is never opened: the daemon may serve a
             // process that cannot read it.
-            do {
+            do throws(AssetPackError) {
                 let client = try AssetPackClient.connect(container: StoreOptions.container(arguments))
                 let d = try client.descriptor(for: path, searchingInAssetPackWithID: arguments.value(pack), options: options)
-                try copyToStandardOutput(d)
+                defer { try? d.close() }
+                try copyToStandardOutput(d, path: path, checking: check)
                 return ExitCode.success
             } catch {
                 throw .from(error)
             }
         }
-        let manager = try StoreOptions.manager(arguments)
-        do {
+        let manager = try StoreOptions.manager(arguments, createsContainer: false)
+        do throws(AssetPackError) {
             if arguments.flag(descriptor) || arguments.flag(standalone) {
                 let d = try manager.descriptor(for: path, searchingInAssetPackWithID: arguments.value(pack), options: options)
-                try copyToStandardOutput(d)
+                defer { try? d.close() }
+                try copyToStandardOutput(d, path: path, checking: check)
             } else {
-                let data = try manager.contents(at: path, searchingInAssetPackWithID: arguments.value(pack))
-                Output.write(data)
+                // Checked before a byte goes out: the CRC-32 costs little
+                // beside writing to a pipe.
+                Output.write(try manager.contents(at: path, searchingInAssetPackWithID: arguments.value(pack), verifyingChecksum: check))
             }
             return ExitCode.success
         } catch {
@@ -46,25 +51,30 @@ enum CatCommand: Command {
         }
     }
 
-    /// Copies the descriptor's range to stdout with pread.
-    static func copyToStandardOutput(_ d: borrowing MemberDescriptor) throws(StoreError) {
-        var offset = d.offset
-        var left = d.length
+    /// Copies the descriptor's member to stdout, checking its CRC-32 as the
+    /// bytes go by (when `checking`); a mismatch is an error once all are out.
+    static func copyToStandardOutput(_ d: AssetDescriptor, path: String, checking: Bool) throws(AssetPackError) {
+        var done: Int64 = 0
+        var crc: UInt32 = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while left > 0 {
-            let want = Int(min(left, Int64(buffer.count)))
-            let got: Int
-            do {
-                got = try buffer.withUnsafeMutableBytes { b in
-                    Result { () throws(Errno) in try d.descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]), at: offset) }
-                }.get()
-            } catch {
-                throw .system(error)
+        while done < d.length {
+            let got = try buffer.withUnsafeMutableBytes { b in
+                Result { () throws(AssetPackError) in try d.read(into: b, at: done) }
+            }.get()
+            guard got > 0 else {
+                throw AssetPackError(.system, member: path, message: "\(path): the descriptor ended \(d.length - done) bytes before the member")
             }
-            guard got > 0 else { throw .system(Errno.ioError.with(operation: "read descriptor: ended early")) }
-            guard buffer.withUnsafeBytes({ Output.write(UnsafeRawBufferPointer(rebasing: $0[..<got])) }) else { return }
-            offset += Int64(got)
-            left -= Int64(got)
+            let written = buffer.withUnsafeBytes { b in
+                let chunk = UnsafeRawBufferPointer(rebasing: b[..<got])
+                if checking { crc = AssetDescriptor.checksum(chunk, continuing: crc) }
+                return Output.write(chunk)
+            }
+            guard written else { return }  // the reader went away
+            done += Int64(got)
+        }
+        guard !checking || crc == d.crc32 else {
+            throw AssetPackError(.badArchive, reason: .crcMismatch, member: path,
+                                 message: "\(path): CRC-32 mismatch (recorded \(InspectCommand.hex8(d.crc32)), read \(InspectCommand.hex8(crc))): the member is damaged")
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import AssetPacks
-import AssetArchive
 
 /// `assetpack demo`: the whole life of a pack, end to end, on built-in sample content.
 enum DemoCommand: Command {
@@ -25,7 +24,7 @@ enum DemoCommand: Command {
             try runDemo(work: work, containerPath: arguments.value(container) ?? work + "/container")
             if arguments.flag(keep) { Output.line("kept \(work)") }
             return ExitCode.success
-        } catch let error as StoreError {
+        } catch let error as AssetPackError {
             throw .from(error)
         } catch let error as Failure {
             throw .failure("demo check failed: \(error.message)")
@@ -51,13 +50,13 @@ enum DemoCommand: Command {
         try Packager.package(manifestAt: sample + "/manifest.json", output: work + "/Demo-again.zip")
         let first = try Data(contentsOf: URL(fileURLWithPath: pack))
         try check(first == (try Data(contentsOf: URL(fileURLWithPath: work + "/Demo-again.zip"))), "packaging twice gave different bytes")
-        step("packaged \(TextLayout.count(archive.entries.count, "file")) into \(pack) (\(first.count) bytes); packaging again gave identical bytes")
-        for e in archive.entries {
-            let align = e.method == .stored ? ", data at offset \(e.dataOffset) (\(e.dataOffset % 4096 == 0 ? "page" : "16-byte") aligned)" : ""
-            Output.line("    \(e.method == .stored ? "stored  " : "deflated") \(e.path): \(e.uncompressedSize) → \(e.compressedSize) bytes\(align)")
+        step("packaged \(TextLayout.count(archive.members.count, "file")) into \(pack) (\(first.count) bytes); packaging again gave identical bytes")
+        for m in archive.members {
+            let align = m.method == .stored ? ", data at offset \(m.dataOffset) (\(m.dataOffset % 4096 == 0 ? "page" : "16-byte") aligned)" : ""
+            Output.line("    \(m.method == .stored ? "stored  " : "deflated") \(m.path): \(m.size) → \(m.storedSize) bytes\(align)")
         }
 
-        let manager = try AssetPackManager(container: GroupContainer(path: containerPath))
+        let manager = try AssetPackManager(container: .init(path: containerPath))
         let installed = try manager.installPack(at: pack)
         step("installed \(installed.pack.id) version \(installed.pack.version) (\(installed.pack.downloadPolicy.name)) into \(containerPath)")
         try check(try manager.installPack(at: pack).change == .unchanged, "reinstalling identical bytes was not a no-op")
@@ -76,10 +75,10 @@ enum DemoCommand: Command {
             } else {
                 Output.line("    \(path): \(data.count) bytes, inflated and CRC-checked")
             }
-            for options in [DescriptorOptions(), .standalone] {
+            for options in [AssetDescriptor.Options(), .standalone] {
                 let d = try manager.descriptor(for: path, searchingInAssetPackWithID: id, options: options)
-                let bytes = try d.descriptor.read(count: Int(d.length), at: d.offset)
-                try check(Data(bytes) == expected, "descriptor(for: \(path)) gave other bytes")
+                defer { try? d.close() }
+                try check(try d.data() == expected, "descriptor(for: \(path)) gave other bytes")
                 try check(!options.contains(.standalone) || d.offset == 0, "standalone descriptor not at offset 0")
             }
         }
@@ -99,7 +98,7 @@ enum DemoCommand: Command {
         try check(held == files["Media/intro.png"], "bytes held across the update changed")
         step("updated to version \(second.pack.version) atomically; bytes held from version 1 still read correctly")
 
-        let report = try manager.store.verify(options: VerificationOptions(deep: true))
+        let report = try manager.verify(Verification.Options(deep: true))
         try check(!report.hasErrors, "verify found: \(report.findings.map(\.message))")
         step("verify --deep: \(TextLayout.count(report.packsChecked, "pack")), \(TextLayout.count(report.membersChecked, "member")), \(TextLayout.count(report.bytesChecked, "byte")) checked, no damage")
 
@@ -107,8 +106,8 @@ enum DemoCommand: Command {
         do {
             _ = try manager.contents(at: "README.txt", searchingInAssetPackWithID: id)
             throw Failure(message: "removed pack still readable")
-        } catch StoreError.assetPackNotFound(let missing) {
-            try check(missing == id, "wrong pack named in the error")
+        } catch let error as AssetPackError where error.code == .assetPackNotFound {
+            try check(error.pack == id, "wrong pack named in the error")
         }
         try check(held == files["Media/intro.png"], "bytes held across the removal changed")
         step("removed \(id); lookups now fail with assetPackNotFound, held bytes still valid")

@@ -1,5 +1,4 @@
 import AssetPacks
-import AssetArchive
 
 extension InspectCommand {
     /// A checked pack file, as `inspect --json` prints it.
@@ -17,18 +16,18 @@ extension InspectCommand {
         /// `false` for a plain ZIP without a recorded manifest; absent otherwise.
         let recordedManifest: Bool?
 
-        init(_ report: PackFile) {
-            path = report.path
-            size = report.size
-            sha256 = SHA256.hex(report.sha256)
-            zip64 = report.archive.usesZip64
-            members = report.archive.entries.map(MemberJSON.init)
-            let d = report.description
-            assetPackID = d?.id ?? report.defaultID
-            downloadPolicy = d?.downloadPolicy.name
-            installationEventTypes = d?.downloadPolicy.installationEventTypes.map(\.rawValue)
-            platforms = d?.platforms.map(\.rawValue)
-            recordedManifest = d == nil ? false : nil
+        init(_ file: AssetPackFile) {
+            path = file.path
+            size = file.size
+            sha256 = file.sha256
+            zip64 = file.usesZip64
+            members = file.members.map(MemberJSON.init)
+            assetPackID = file.id
+            let recorded = file.recordsManifest
+            downloadPolicy = recorded ? file.downloadPolicy.name : nil
+            installationEventTypes = recorded ? file.downloadPolicy.installationEventTypes.map(\.rawValue) : nil
+            platforms = recorded ? file.platforms.map(\.rawValue) : nil
+            recordedManifest = recorded ? nil : false
         }
     }
 
@@ -43,13 +42,13 @@ extension InspectCommand {
         let crc32: String
         let dataOffset: UInt64
 
-        init(_ e: ArchiveEntry) {
-            path = e.path
-            method = e.method == .stored ? "stored" : "deflated"
-            size = e.uncompressedSize
-            storedSize = e.compressedSize
-            crc32 = InspectCommand.hex8(e.crc32)
-            dataOffset = e.dataOffset
+        init(_ m: AssetPackFile.Member) {
+            path = m.path
+            method = m.method.rawValue
+            size = m.size
+            storedSize = m.storedSize
+            crc32 = InspectCommand.hex8(m.crc32)
+            dataOffset = m.dataOffset
         }
     }
 

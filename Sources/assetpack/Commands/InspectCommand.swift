@@ -1,6 +1,4 @@
 import AssetPacks
-import AssetArchive
-import AssetSystem
 
 /// `assetpack inspect`: shows and checks a pack file.
 enum InspectCommand: Command {
@@ -18,27 +16,28 @@ enum InspectCommand: Command {
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(pack)
-        let report: PackFile
-        do { report = try PackFile.validate(path: path) } catch { throw .from(error) }
+        let file: AssetPackFile
+        do { file = try AssetPackFile.inspect(at: path) } catch { throw .from(error) }
         if arguments.flag(CommonOptions.json) {
-            try Output.json(PackFileJSON(report))
+            try Output.json(PackFileJSON(file))
             return ExitCode.success
         }
-        if let d = report.description {
-            Output.line("asset pack \(d.id)")
-            Output.line("  download policy: \(d.downloadPolicy.name)" +
-                        (d.downloadPolicy.installationEventTypes.isEmpty ? "" : " (\(d.downloadPolicy.installationEventTypes.map(\.rawValue).joined(separator: ", ")))"))
-            Output.line("  platforms: \(d.platforms.isEmpty ? "(none)" : d.platforms.map(\.rawValue).joined(separator: ", "))")
+        if file.recordsManifest {
+            let policy = file.downloadPolicy
+            Output.line("asset pack \(file.id)")
+            Output.line("  download policy: \(policy.name)" +
+                        (policy.installationEventTypes.isEmpty ? "" : " (\(policy.installationEventTypes.map(\.rawValue).joined(separator: ", ")))"))
+            Output.line("  platforms: \(file.platforms.isEmpty ? "(none)" : file.platforms.map(\.rawValue).joined(separator: ", "))")
         } else {
-            Output.line("ZIP archive without a recorded manifest (installs as on-demand pack '\(report.defaultID)')")
+            Output.line("ZIP archive without a recorded manifest (installs as on-demand pack '\(file.id)')")
         }
-        Output.line("  sha256: \(SHA256.hex(report.sha256))")
-        Output.line("  \(TextLayout.count(report.archive.entries.count, "file")), \(TextLayout.count(report.totalSize, "byte"))" +
-                    " (\(report.size) in the archive)\(report.archive.usesZip64 ? ", ZIP64" : "")")
+        Output.line("  sha256: \(file.sha256)")
+        Output.line("  \(TextLayout.count(file.members.count, "file")), \(TextLayout.count(file.totalSize, "byte"))" +
+                    " (\(file.size) in the archive)\(file.usesZip64 ? ", ZIP64" : "")")
         Output.line()
         var table = TextTable([.left, .right, .right, .left])
-        for e in report.archive.entries {
-            table.add([e.method == .stored ? "stored" : "deflated", "\(e.uncompressedSize)", "\(e.compressedSize)", e.path])
+        for m in file.members {
+            table.add([m.method.rawValue, "\(m.size)", "\(m.storedSize)", m.path])
         }
         table.lines.forEach { Output.line($0) }
         return ExitCode.success

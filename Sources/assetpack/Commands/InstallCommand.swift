@@ -16,8 +16,11 @@ enum InstallCommand: Command {
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(pack)
         let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout))
+        let bar = ProgressBar.onTerminal()
+        defer { bar?.finish() }
         do {
-            let outcome = try manager.installPack(at: path, id: arguments.value(id))
+            let outcome = try manager.installPack(at: path, id: arguments.value(id), progress: bar?.callback)
+            bar?.finish()
             if arguments.flag(CommonOptions.json) {
                 try Output.json(ListCommand.PackJSON(outcome.pack, change: outcome.change.rawValue))
             } else {
@@ -30,7 +33,7 @@ enum InstallCommand: Command {
                 Output.error("\(outcome.pack.id) \(verb): version \(outcome.pack.version), \(TextLayout.count(outcome.pack.memberCount, "file"))")
             }
             return ExitCode.success
-        } catch let error as StoreError {
+        } catch let error as AssetPackError {
             throw .from(error)
         } catch let error as CLIError {
             throw error

@@ -44,7 +44,7 @@ extension ListCommand {
             path = m.path
             size = m.size
             storedSize = m.storedSize
-            method = m.isCompressed ? "deflated" : "stored"
+            method = m.method.rawValue
         }
     }
 }

@@ -14,7 +14,7 @@ enum ListCommand: Command {
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let json = arguments.flag(CommonOptions.json)
-        let manager = try StoreOptions.manager(arguments)
+        let manager = try StoreOptions.manager(arguments, createsContainer: false)
         do {
             if let id = arguments.optionalPositional(packID) {
                 let members = try manager.members(inAssetPackWithID: id, under: arguments.value(prefix))
@@ -22,7 +22,7 @@ enum ListCommand: Command {
                     try Output.json(members.map(MemberJSON.init))
                 } else {
                     var table = TextTable([.left, .right, .left])
-                    for m in members { table.add([m.isCompressed ? "deflated" : "stored", "\(m.size)", m.path]) }
+                    for m in members { table.add([m.method.rawValue, "\(m.size)", m.path]) }
                     table.lines.forEach { Output.line($0) }
                 }
             } else {
@@ -41,7 +41,7 @@ enum ListCommand: Command {
                 }
             }
             return ExitCode.success
-        } catch let error as StoreError {
+        } catch let error as AssetPackError {
             throw .from(error)
         } catch let error as CLIError {
             throw error

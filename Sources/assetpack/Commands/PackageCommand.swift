@@ -18,11 +18,13 @@ enum PackageCommand: Command {
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let manifest = arguments.positional(Self.manifest)
         let output = arguments.requiredValue(Self.output)
+        let bar = ProgressBar.onTerminal()
+        defer { bar?.finish() }
         do {
-            let archive = try Packager.package(manifestAt: manifest, root: arguments.value(root), output: output)
-            let size = archive.entries.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
-            let deflated = archive.entries.filter { $0.method == .deflated }.count
-            Output.error("packaged \(TextLayout.count(archive.entries.count, "file")) (\(TextLayout.count(size, "byte")), \(deflated) deflated) into \(output)")
+            let pack = try Packager.package(manifestAt: manifest, root: arguments.value(root), output: output, progress: bar?.callback)
+            bar?.finish()
+            let deflated = pack.members.filter { $0.method == .deflated }.count
+            Output.error("packaged \(TextLayout.count(pack.members.count, "file")) (\(TextLayout.count(pack.totalSize, "byte")), \(deflated) deflated) into \(output)")
             return ExitCode.success
         } catch {
             throw .from(error)

@@ -12,7 +12,7 @@ enum RemoveCommand: Command {
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let id = arguments.positional(packID)
-        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout))
+        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout), createsContainer: false)
         do {
             try manager.remove(assetPackWithID: id)
             Output.error("\(id) removed")

@@ -1,18 +1,18 @@
 import AssetPacks
-import AssetSystem
 
 /// Opens the manager for the container the container options name.
 enum StoreOptions {
-    static func manager(_ arguments: Arguments, lockTimeout: Double? = nil, options base: AssetStore.Options = .init()) throws(CLIError) -> AssetPackManager {
-        let container = self.container(arguments)
-        var options = base
-        if let lockTimeout { options.lockWait = .seconds(lockTimeout) }
-        do { return try AssetPackManager(container: container, options: options) } catch { throw .from(error) }
+    /// The manager of the named container. Read-only commands pass
+    /// `createsContainer: false`, so that a mistyped `--container` is an
+    /// error instead of a new, empty container.
+    static func manager(_ arguments: Arguments, lockTimeout: Double? = nil, createsContainer: Bool = true) throws(CLIError) -> AssetPackManager {
+        let options = AssetPackManager.Options(lockTimeout: lockTimeout, createsContainer: createsContainer)
+        do { return try AssetPackManager(container: container(arguments), options: options) } catch { throw .from(error) }
     }
 
     /// The container the container options name, without opening it.
-    static func container(_ arguments: Arguments) -> GroupContainer {
-        if let path = arguments.value(CommonOptions.container) { return GroupContainer(path: path) }
-        return GroupContainer.default(group: arguments.value(CommonOptions.group) ?? "default")
+    static func container(_ arguments: Arguments) -> AssetPackManager.Container {
+        if let path = arguments.value(CommonOptions.container) { return AssetPackManager.Container(path: path) }
+        return AssetPackManager.Container.default(group: arguments.value(CommonOptions.group) ?? "default")
     }
 }

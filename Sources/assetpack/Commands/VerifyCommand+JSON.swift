@@ -16,7 +16,7 @@ extension VerifyCommand {
         let remaining: [FindingJSON]?
         let exitStatus: Int32
 
-        init(_ report: VerificationReport, container: String, options: VerificationOptions) {
+        init(_ report: Verification.Report, container: String, options: Verification.Options) {
             let repaired = options.repair && !options.dryRun
             self.container = container
             deep = options.deep
@@ -40,7 +40,7 @@ extension VerifyCommand {
         let pack: String?
         let object: String?
 
-        init(_ f: VerificationReport.Finding) {
+        init(_ f: Verification.Finding) {
             code = f.code.rawValue
             severity = f.severity.rawValue
             message = f.message
@@ -56,7 +56,7 @@ extension VerifyCommand {
         let done: Bool
         let pack: String?
 
-        init(_ r: VerificationReport.Repair) {
+        init(_ r: Verification.Repair) {
             codes = r.codes.map(\.rawValue)
             action = r.action
             done = r.done

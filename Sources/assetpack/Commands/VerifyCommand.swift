@@ -35,23 +35,21 @@ enum VerifyCommand: Command {
     static let operational: Int32 = 8
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        var storeOptions = AssetStore.Options()
-        storeOptions.createsContainer = false
-        storeOptions.clearsStaleReaders = false
+        // Looking changes nothing: no container is made, no reader slot freed.
         let manager: AssetPackManager
-        do { manager = try StoreOptions.manager(arguments, options: storeOptions) } catch {
+        do { manager = try StoreOptions.manager(arguments, createsContainer: false) } catch {
             if case .failure(let message, _) = error { throw .failure(message, code: operational) }
             throw error
         }
         let dryRun = arguments.flag(Self.dryRun)
         let repair = arguments.flag(Self.repair) || dryRun
-        let bar: ProgressBar? = Output.stderrIsTerminal ? ProgressBar(unit: arguments.flag(deep) ? "bytes" : "members") : nil
-        var options = VerificationOptions(deep: arguments.flag(deep), packs: arguments.values(pack), repair: repair, dryRun: dryRun)
-        if let bar { options.progress = { done, total in bar.update(done, total) } }
-        let report: VerificationReport
-        do throws(StoreError) { report = try manager.store.verify(options: options) } catch {
+        let bar = ProgressBar.onTerminal()
+        var options = Verification.Options(deep: arguments.flag(deep), packs: arguments.values(pack), repair: repair, dryRun: dryRun)
+        options.progress = bar?.callback
+        let report: Verification.Report
+        do throws(AssetPackError) { report = try manager.verify(options) } catch {
             bar?.finish()
-            throw .failure(error.description, code: operational)
+            throw .failure(error.message, code: operational)
         }
         bar?.finish()
         if arguments.flag(CommonOptions.json) {
@@ -62,13 +60,13 @@ enum VerifyCommand: Command {
         return exitStatus(report, repaired: repair && !dryRun)
     }
 
-    static func exitStatus(_ report: VerificationReport, repaired: Bool) -> Int32 {
+    static func exitStatus(_ report: Verification.Report, repaired: Bool) -> Int32 {
         guard report.hasErrors else { return ExitCode.success }
         guard repaired else { return uncorrected }
         return report.remaining.contains { $0.severity == .error } ? uncorrected : corrected
     }
 
-    static func printHuman(_ report: VerificationReport, deep: Bool, repaired: Bool) {
+    static func printHuman(_ report: Verification.Report, deep: Bool, repaired: Bool) {
         let byPack = Dictionary(grouping: report.findings) { $0.pack ?? "" }
         for pack in byPack.keys.sorted() {
             Output.line(pack.isEmpty ? "container:" : "\(pack):")

@@ -7,7 +7,7 @@ enum CLIError: Error {
     case failure(String, code: Int32 = ExitCode.failure)
 
     /// A failure from the library, one line.
-    static func from(_ error: StoreError) -> CLIError { .failure(error.description) }
+    static func from(_ error: AssetPackError) -> CLIError { .failure(error.message) }
 }
 
 /// Exit codes, as STYLE.md gives them.
