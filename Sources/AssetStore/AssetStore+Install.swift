@@ -44,47 +44,94 @@ extension AssetStore {
     public func install(
         packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil
     ) throws(StoreError) -> InstallOutcome {
-        let sourceFile: FileDescriptor
-        do { sourceFile = try FileDescriptor.open(path) } catch { throw .system(error) }
-        let sourceStatus: FileStatus
-        do { sourceStatus = try sourceFile.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
-        guard sourceStatus.isRegularFile else { throw .notAFile(path) }
-
+        let sourceFile = try openSource(path)
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
-        var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
-        let packID = try resolveID(of: pack, requested: id)
-        for entry in pack.archive.entries {
-            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
-        }
-        CrashPoint.hit("install.validated")
+        var staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack")
+        let (pack, packID) = try validate(staged, path: path, requestedID: id)
 
         let packLock = try lockPack(packID)
         CrashPoint.hit("install.locked-pack")
         let current = try packRecord(packID)
         reclaimArchives(of: packID, keeping: current?.archiveKey)
-        if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
-           current.catalogVersion == catalogVersion || catalogVersion == nil {
+        if let current, isInstalled(pack, as: current, catalogVersion: catalogVersion) {
             _ = consume staged
             _ = consume packLock
             _ = consume containerLock
             return InstallOutcome(record: current, change: .unchanged)
         }
 
-        let key = try newArchiveKey(for: packID)
-        let record = PackRecord(
-            id: packID, archiveKey: key, archiveSize: pack.size, sha256: pack.sha256,
-            generation: (current?.generation ?? 0) + 1, catalogVersion: catalogVersion,
+        let record = Self.record(
+            of: pack, id: packID, archiveKey: try newArchiveKey(for: packID), generation: (current?.generation ?? 0) + 1,
+            catalogVersion: catalogVersion, source: source ?? path)
+        let retiring = try retire(current)
+        CrashPoint.hit("install.retire-linked")
+        try publish(&staged, as: record)
+        try index(record, entries: pack.archive.entries)
+        CrashPoint.hit("install.committed")
+        unlinkReplaced(staged, retiring)
+        _ = consume packLock
+        _ = consume containerLock
+        return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
+    }
+
+    /// The pack file to install, open, and its size.
+    private struct InstallSource: ~Copyable {
+        let descriptor: FileDescriptor
+        let size: Int64
+    }
+
+    /// Opens the pack file at `path`, which must be a regular file.
+    private func openSource(_ path: String) throws(StoreError) -> InstallSource {
+        let descriptor: FileDescriptor
+        do { descriptor = try FileDescriptor.open(path) } catch { throw .system(error) }
+        let status: FileStatus
+        do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
+        guard status.isRegularFile else { throw .notAFile(path) }
+        return InstallSource(descriptor: descriptor, size: status.size)
+    }
+
+    /// Checks the staged copy end to end and resolves the ID it installs
+    /// under; every member path must make a valid index key for that ID.
+    private func validate(
+        _ staged: borrowing StagedFile, path: String, requestedID: String?
+    ) throws(StoreError) -> (PackFile, String) {
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
+        let packID = try resolveID(of: pack, requested: requestedID)
+        for entry in pack.archive.entries {
+            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
+        }
+        CrashPoint.hit("install.validated")
+        return (pack, packID)
+    }
+
+    /// Whether `current` already is `pack`: the same archive (SHA-256 and
+    /// size), and the same catalog version unless none is given.
+    private func isInstalled(_ pack: PackFile, as current: PackRecord, catalogVersion: String?) -> Bool {
+        current.sha256 == pack.sha256 && current.archiveSize == pack.size
+            && (current.catalogVersion == catalogVersion || catalogVersion == nil)
+    }
+
+    /// The record of `pack` installed as `id` in the archive `archiveKey`,
+    /// dated now (to the millisecond, as the record stores it).
+    static func record(
+        of pack: PackFile, id: String, archiveKey: UInt64, generation: UInt64, catalogVersion: String?, source: String
+    ) -> PackRecord {
+        PackRecord(
+            id: id, archiveKey: archiveKey, archiveSize: pack.size, sha256: pack.sha256,
+            generation: generation, catalogVersion: catalogVersion,
             downloadPolicy: pack.description?.downloadPolicy ?? .onDemand,
             platforms: pack.description?.platforms ?? [],
             memberCount: UInt64(pack.archive.entries.count),
             totalSize: pack.totalSize,
             installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
-            source: source ?? path)
-        var retiring = try retire(current)
-        CrashPoint.hit("install.retire-linked")
+            source: source)
+    }
+
+    /// Moves the staged file into `packs/` under `record`'s archive name
+    /// (its `.install` twin stays) and syncs the directory.
+    private func publish(_ staged: inout StagedFile, as record: PackRecord) throws(StoreError) {
         do {
             try staged.publish(as: record.archiveName, in: container.packsPath)
             CrashPoint.hit("install.published")
@@ -93,22 +140,27 @@ extension AssetStore {
         } catch {
             throw .system(error)
         }
+    }
+
+    /// Makes `record` the pack's current version, with `entries` as its
+    /// members, in one write transaction: the switch readers see.
+    private func index(_ record: PackRecord, entries: [ArchiveEntry]) throws(StoreError) {
         try update { (txn) throws(StoreError) in
-            try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
+            try Self.writeIndex(of: record, entries: entries, replacing: record.id, txn: txn,
                                 packs: packs, members: members, paths: paths)
             CrashPoint.hit("install.index.written")
         }
-        CrashPoint.hit("install.committed")
-        // Committed: the new archive stays, the old one goes, then the twins.
+    }
+
+    /// After the commit: keeps the new archive, unlinks the old one, then
+    /// the twins.
+    private func unlinkReplaced(_ staged: consuming StagedFile, _ retiring: consuming RetiringArchive?) {
         staged.commit()
         retiring?.commit()
         _ = consume retiring
         CrashPoint.hit("install.unlinked-old")
         _ = consume staged
         CrashPoint.hit("install.done")
-        _ = consume packLock
-        _ = consume containerLock
-        return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
     }
 
     /// Links a retirement twin of `record`'s archive, before the switch
