@@ -13,7 +13,7 @@ public enum InstallChange: String, Sendable {
     case unchanged
 }
 
-/// The result of ``AssetStore/install(packAt:id:catalogVersion:source:)``.
+/// The result of ``AssetStore/install(packAt:id:catalogVersion:source:progress:)``.
 public struct InstallOutcome: Sendable {
     /// The pack as now installed.
     public let record: PackRecord
@@ -37,19 +37,23 @@ extension AssetStore {
     ///     its ID must be installed under that ID.
     ///   - catalogVersion: the version a catalog gave, recorded as the version.
     ///   - source: where the pack came from, recorded for people (default: `path`).
+    ///   - progress: called on this thread as the long phases go (copying,
+    ///     validating, hashing, indexing; see ``InstallProgress``), at most
+    ///     258 times a phase. `nil`: nothing is counted.
     /// - Throws: `StoreError.archive` for a malformed or damaged archive
     ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
     ///   `.system`, `.index`.
     @discardableResult
     public func install(
-        packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil
+        packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil,
+        progress: ((InstallProgress) -> Void)? = nil
     ) throws(StoreError) -> InstallOutcome {
         let sourceFile = try openSource(path)
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
-        var staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack")
-        let (pack, packID) = try validate(staged, path: path, requestedID: id)
+        var staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack", progress: progress)
+        let (pack, packID) = try validate(staged, path: path, requestedID: id, progress: progress)
 
         let packLock = try lockPack(packID)
         CrashPoint.hit("install.locked-pack")
@@ -68,7 +72,7 @@ extension AssetStore {
         let retiring = try retire(current)
         CrashPoint.hit("install.retire-linked")
         try publish(&staged, as: record)
-        try index(record, entries: pack.archive.entries)
+        try index(record, entries: pack.archive.entries, progress: progress)
         CrashPoint.hit("install.committed")
         unlinkReplaced(staged, retiring)
         _ = consume packLock
@@ -95,9 +99,9 @@ extension AssetStore {
     /// Checks the staged copy end to end and resolves the ID it installs
     /// under; every member path must make a valid index key for that ID.
     private func validate(
-        _ staged: borrowing StagedFile, path: String, requestedID: String?
+        _ staged: borrowing StagedFile, path: String, requestedID: String?, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> (PackFile, String) {
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, progress: progress)
         let packID = try resolveID(of: pack, requested: requestedID)
         for entry in pack.archive.entries {
             if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
@@ -144,12 +148,15 @@ extension AssetStore {
 
     /// Makes `record` the pack's current version, with `entries` as its
     /// members, in one write transaction: the switch readers see.
-    private func index(_ record: PackRecord, entries: [ArchiveEntry]) throws(StoreError) {
+    private func index(_ record: PackRecord, entries: [ArchiveEntry], progress: ((InstallProgress) -> Void)?) throws(StoreError) {
+        var meter = ProgressMeter.install(.indexing, total: UInt64(entries.count), reportingTo: progress)
+        let written: ((UInt64) -> Void)? = meter == nil ? nil : { meter?.reach($0) }
         try update { (txn) throws(StoreError) in
             try Self.writeIndex(of: record, entries: entries, replacing: record.id, txn: txn,
-                                packs: packs, members: members, paths: paths)
+                                packs: packs, members: members, paths: paths, membersWritten: written)
             CrashPoint.hit("install.index.written")
         }
+        meter?.finish()
     }
 
     /// After the commit: keeps the new archive, unlinks the old one, then
@@ -175,11 +182,13 @@ extension AssetStore {
     }
 
     /// Copies `source` into a new staging file and flushes it.
-    private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(StoreError) -> StagedFile {
+    private func stage(
+        copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
+    ) throws(StoreError) -> StagedFile {
         do {
             let staged = try StagedFile(in: container.stagingPath, label: label)
             CrashPoint.hit("install.staging-named")
-            try staged.descriptor.copy(count: size, from: source, at: 0, to: 0)
+            try Self.copy(size, from: source, to: staged.descriptor, progress: progress)
             CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
             CrashPoint.hit("install.staged")
@@ -188,6 +197,30 @@ extension AssetStore {
             throw .system(error)
         }
     }
+
+    /// Copies the first `count` bytes of `source` to `target`: in one call
+    /// without `progress`, else in pieces of at most ``copyPiece`` bytes,
+    /// each reported.
+    private static func copy(
+        _ count: Int64, from source: borrowing FileDescriptor, to target: borrowing FileDescriptor,
+        progress: ((InstallProgress) -> Void)?
+    ) throws(Errno) {
+        guard var meter = ProgressMeter.install(.copying, total: UInt64(count), reportingTo: progress) else {
+            try target.copy(count: count, from: source, at: 0, to: 0)
+            return
+        }
+        var offset: Int64 = 0
+        while offset < count {
+            let piece = min(copyPiece, count - offset)
+            try target.copy(count: piece, from: source, at: offset, to: offset)
+            offset += piece
+            meter.advance(by: UInt64(piece))
+        }
+        meter.finish()
+    }
+
+    /// The most bytes copied between two progress reports.
+    private static let copyPiece: Int64 = 8 << 20
 
     /// The ID a validated pack installs under.
     private func resolveID(of pack: PackFile, requested: String?) throws(StoreError) -> String {
@@ -219,9 +252,11 @@ extension AssetStore {
     /// Replaces pack `id`'s members and path entries with `entries` and
     /// stores `record`, in one transaction. Members present in both versions
     /// are overwritten in place; only paths that come or go touch `paths`.
+    /// `membersWritten` is told how many members are written so far, after
+    /// each (from 0 again when LMDB runs the body again).
     static func writeIndex(
         of record: PackRecord, entries: [ArchiveEntry], replacing id: String, txn: borrowing WriteTransaction,
-        packs: Database, members: Database, paths: Database
+        packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
     ) throws(StoreError) {
         let prefix = IndexSchema.memberPrefix(pack: id)
         var old = Set<[UInt8]>()
@@ -235,6 +270,7 @@ extension AssetStore {
         new.reserveCapacity(entries.count)
         var key = prefix
         var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
+        var written: UInt64 = 0
         for entry in entries {
             let path = Array(entry.path.utf8)
             new.insert(path)
@@ -247,6 +283,8 @@ extension AssetStore {
                 try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
                 CrashPoint.hit("install.index.path-added")
             }
+            written += 1
+            membersWritten?(written)
         }
         for path in old where !new.contains(path) {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
