@@ -67,7 +67,7 @@ extension AssetStore {
         }
 
         let record = Self.record(
-            of: pack, id: packID, archiveKey: try newArchiveKey(for: packID), generation: (current?.generation ?? 0) + 1,
+            of: pack, id: packID, archiveKey: try newArchiveKey(), generation: (current?.generation ?? 0) + 1,
             catalogVersion: catalogVersion, source: source ?? path)
         let retiring = try retire(current)
         CrashPoint.hit("install.retire-linked")
@@ -241,7 +241,7 @@ extension AssetStore {
     }
 
     /// A random archive key that no installed pack uses.
-    private func newArchiveKey(for id: String) throws(StoreError) -> UInt64 {
+    private func newArchiveKey() throws(StoreError) -> UInt64 {
         let used = Set(try readPackRecords().records.map(\.archiveKey))
         while true {
             let key = UInt64.random(in: 1...UInt64.max)
