@@ -152,7 +152,7 @@ extension AssetStore {
         var meter = ProgressMeter.install(.indexing, total: UInt64(entries.count), reportingTo: progress)
         let written: ((UInt64) -> Void)? = meter == nil ? nil : { meter?.reach($0) }
         try update { (txn) throws(StoreError) in
-            try Self.writeIndex(of: record, entries: entries, replacing: record.id, txn: txn,
+            try Self.writeIndex(of: record, entries: entries, txn: txn,
                                 packs: packs, members: members, paths: paths, membersWritten: written)
             CrashPoint.hit("install.index.written")
         }
@@ -249,15 +249,16 @@ extension AssetStore {
         }
     }
 
-    /// Replaces pack `id`'s members and path entries with `entries` and
-    /// stores `record`, in one transaction. Members present in both versions
+    /// Replaces the members and path entries of pack `record.id` with
+    /// `entries` and stores `record`, in one transaction. Members present in both versions
     /// are overwritten in place; only paths that come or go touch `paths`.
     /// `membersWritten` is told how many members are written so far, after
     /// each (from 0 again when LMDB runs the body again).
     static func writeIndex(
-        of record: PackRecord, entries: [ArchiveEntry], replacing id: String, txn: borrowing WriteTransaction,
+        of record: PackRecord, entries: [ArchiveEntry], txn: borrowing WriteTransaction,
         packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
     ) throws(StoreError) {
+        let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
         var old = Set<[UInt8]>()
         try indexCall { () throws(LMDBError) in

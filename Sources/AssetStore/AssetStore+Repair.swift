@@ -210,7 +210,7 @@ extension AssetStore {
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
         try update { (txn) throws(StoreError) in
-            try Self.writeIndex(of: fixed, entries: pack.archive.entries, replacing: record.id, txn: txn,
+            try Self.writeIndex(of: fixed, entries: pack.archive.entries, txn: txn,
                                 packs: packs, members: members, paths: paths)
         }
     }
@@ -226,7 +226,7 @@ extension AssetStore {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
             try update { (txn) throws(StoreError) in
-                try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: id, txn: txn,
+                try Self.writeIndex(of: record, entries: pack.archive.entries, txn: txn,
                                     packs: packs, members: members, paths: paths)
             }
             return
