@@ -35,7 +35,4 @@ public struct ArchiveEntry: Sendable, Hashable {
         self.localHeaderOffset = localHeaderOffset
         self.dataOffset = dataOffset
     }
-
-    /// The byte range of the member's data in the archive file.
-    public var dataRange: Range<UInt64> { dataOffset ..< dataOffset + compressedSize }
 }

@@ -65,6 +65,14 @@ public struct ArchiveWriter {
     ///   - members: the members, in any order; paths must be unique.
     ///   - comment: the archive comment: at most 65,535 bytes, without `PK\5\6`.
     ///   - path: where the archive goes; also how errors name it.
+    ///   - progress: called on this thread with the input bytes consumed so
+    ///     far and their total, the sum of the members' sizes (source files
+    ///     are looked at before writing starts, and one whose size has changed
+    ///     by the time it is read is refused as `changedWhileReading`). It is
+    ///     called with 0 first, then as members' bytes are consumed, at most
+    ///     256 times more, and last with `done == total` once every member is
+    ///     written (before the archive is synced and checked). `nil`: no
+    ///     report, no look ahead.
     /// - Returns: the written archive, parsed.
     /// - Throws: ``ArchiveError/unsafePath(archive:path:reason:)`` or
     ///   ``ArchiveError/duplicateMember(archive:path:)`` for bad member paths,
@@ -72,37 +80,32 @@ public struct ArchiveWriter {
     ///   source file that cannot be read, ``ArchiveError/invalidComment(archive:length:)``,
     ///   and ``ArchiveError/io(archive:error:)`` when writing fails.
     @discardableResult
-    public static func write(_ members: [Member], comment: [UInt8] = [], to path: String) throws(ArchiveError) -> ZipArchive {
+    public static func write(
+        _ members: [Member], comment: [UInt8] = [], to path: String,
+        progress: ((_ done: UInt64, _ total: UInt64) -> Void)? = nil
+    ) throws(ArchiveError) -> ZipArchive {
         guard comment.count <= Int(ZipFormat.max16), !containsEndSignature(comment) else {
             throw .invalidComment(archive: path, length: comment.count)
         }
         let ordered = try order(members, archive: path)
+        var sizes: [UInt64]?
+        var meter: ProgressMeter?
+        if let progress {
+            let found = try inputSizes(of: ordered, archive: path)
+            sizes = found
+            meter = ProgressMeter(total: found.reduce(0, +), report: progress)
+        }
         let temporary = temporaryPath(beside: path)
         var output = try ArchiveOutput(creating: temporary, archive: path)
         do throws(ArchiveError) {
             var writer = try MemberWriter(archive: path)
             var centralDirectory: [UInt8] = []
-            for (name, member) in ordered {
-                let written: WrittenMember
-                switch member.source {
-                case .bytes(let bytes):
-                    let plan = plan(member.compression, path: member.path, size: UInt64(bytes.count))
-                    written = try bytes.withBytes { data throws(ArchiveError) in
-                        try writer.write(name: name, bytes: data, plan: plan, to: &output)
-                    }
-                case .file(let source):
-                    let file = try SourceFile(opening: source, member: member.path, archive: path)
-                    let plan = plan(member.compression, path: member.path, size: file.size)
-                    if file.size <= MemberWriter.inMemoryLimit {
-                        written = try file.readAll().withBytes { data throws(ArchiveError) in
-                            try writer.write(name: name, bytes: data, plan: plan, to: &output)
-                        }
-                    } else {
-                        written = try writer.write(name: name, file: file, plan: plan, to: &output)
-                    }
-                }
+            for (index, (name, member)) in ordered.enumerated() {
+                let written = try writeMember(
+                    member, name: name, expectedSize: sizes?[index], archive: path, with: &writer, to: &output, meter: &meter)
                 HeaderEncoder.appendCentralRecord(written, to: &centralDirectory)
             }
+            meter?.finish()
             let directoryOffset = output.position
             try output.append(centralDirectory)
             try output.append(HeaderEncoder.endRecords(
@@ -120,6 +123,52 @@ public struct ArchiveWriter {
             try? FileSystem.unlink(temporary)
             throw error
         }
+    }
+
+    /// Writes one member from its source, counting its bytes on `meter` as
+    /// they are consumed. A file source must still have `expectedSize` bytes
+    /// when one is given.
+    private static func writeMember(
+        _ member: Member, name: [UInt8], expectedSize: UInt64?, archive: String,
+        with writer: inout MemberWriter, to output: inout ArchiveOutput, meter: inout ProgressMeter?
+    ) throws(ArchiveError) -> WrittenMember {
+        switch member.source {
+        case .bytes(let bytes):
+            let plan = plan(member.compression, path: member.path, size: UInt64(bytes.count))
+            let written = try bytes.withBytes { data throws(ArchiveError) in
+                try writer.write(name: name, bytes: data, plan: plan, to: &output)
+            }
+            meter?.advance(by: UInt64(bytes.count))
+            return written
+        case .file(let source):
+            let file = try SourceFile(opening: source, member: member.path, archive: archive)
+            if let expectedSize, file.size != expectedSize {
+                throw .unreadableSource(archive: archive, path: member.path, source: source, problem: .changedWhileReading)
+            }
+            let plan = plan(member.compression, path: member.path, size: file.size)
+            guard file.size <= MemberWriter.inMemoryLimit else {
+                return try writer.write(name: name, file: file, plan: plan, to: &output, meter: &meter)
+            }
+            let written = try file.readAll().withBytes { data throws(ArchiveError) in
+                try writer.write(name: name, bytes: data, plan: plan, to: &output)
+            }
+            meter?.advance(by: file.size)
+            return written
+        }
+    }
+
+    /// The size of each member's bytes, in order; source files are looked at
+    /// without being opened.
+    private static func inputSizes(of ordered: [([UInt8], Member)], archive: String) throws(ArchiveError) -> [UInt64] {
+        var sizes: [UInt64] = []
+        sizes.reserveCapacity(ordered.count)
+        for (_, member) in ordered {
+            switch member.source {
+            case .bytes(let bytes): sizes.append(UInt64(bytes.count))
+            case .file(let source): sizes.append(try SourceFile.size(of: source, member: member.path, archive: archive))
+            }
+        }
+        return sizes
     }
 
     /// The members with their paths' bytes, checked and sorted by those bytes.

@@ -6,12 +6,6 @@
 /// component. Directory entries end in one `/`, which is not part of these
 /// rules.
 public enum MemberPath {
-    /// Why `path` is not a valid member path, or `nil` when it is one.
-    public static func problem(in path: String) -> ArchiveError.PathProblem? {
-        var path = path
-        return path.withUTF8 { problem(in: UnsafeRawBufferPointer($0)) }
-    }
-
     /// Why the name bytes `name` are not a valid member path, or `nil` when
     /// they are one. Checks the bytes in one pass, without allocating.
     public static func problem(in name: UnsafeRawBufferPointer) -> ArchiveError.PathProblem? {

@@ -18,9 +18,6 @@ public struct ByteWriter: Sendable, Equatable, IndexBytes {
         bytes.reserveCapacity(capacity)
     }
 
-    /// The number of bytes written.
-    public var count: Int { bytes.count }
-
     /// Appends one byte.
     public mutating func u8(_ value: UInt8) { bytes.append(value) }
     /// Appends 2 bytes, little-endian.

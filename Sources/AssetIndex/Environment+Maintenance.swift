@@ -121,10 +121,4 @@ extension Environment {
             try check(mdb_env_copy2(handle, directory, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copy2", path: directory)
         }
     }
-
-    /// Flushes committed transactions to storage; needed only with
-    /// ``Options/noSync``. The corresponding C function is `mdb_env_sync`.
-    public func flush() throws(LMDBError) {
-        try check(mdb_env_sync(handle, 1), "mdb_env_sync", path: path)
-    }
 }

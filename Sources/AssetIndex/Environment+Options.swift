@@ -23,7 +23,7 @@ extension Environment {
         public var readOnly = false
         /// Does not flush to storage on commit (`MDB_NOSYNC`): faster, but a
         /// system crash may lose the last transactions (never the database's
-        /// integrity). ``Environment/flush()`` flushes on demand.
+        /// integrity).
         public var noSync = false
         /// Turns off the kernel's read-ahead on the map (`MDB_NORDAHEAD`),
         /// which helps random reads of a database larger than memory.

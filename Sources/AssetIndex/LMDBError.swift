@@ -49,15 +49,6 @@ public struct LMDBError: Error, Sendable, Equatable, Hashable, CustomStringConve
     /// grows the map and retries by itself; this reaches a caller only when
     /// ``Environment/Options/maximumMapSize`` is reached.
     public var isMapFull: Bool { code == MDB_MAP_FULL }
-    /// The key or key/value pair was not found (`MDB_NOTFOUND`). Lookups
-    /// report absence as `nil`, so callers rarely see this.
-    public var isNotFound: Bool { code == MDB_NOTFOUND }
-    /// Another process grew the map beyond this process's mapping
-    /// (`MDB_MAP_RESIZED`). Handled inside the environment except in the
-    /// cases ``Environment/read(_:)`` documents.
-    public var isMapResized: Bool { code == MDB_MAP_RESIZED }
-    /// Every slot of the reader table is taken (`MDB_READERS_FULL`).
-    public var isReadersFull: Bool { code == MDB_READERS_FULL }
 
     /// `MDB_KEYEXIST`: the key/value pair already exists.
     public static let keyExists = LMDBError(MDB_KEYEXIST)

@@ -45,10 +45,13 @@ public struct AssetPackFile: Sendable, Hashable {
 
     /// Checks the pack file at `path`.
     ///
+    /// - Parameter progress: called as members are checked (`.validating`)
+    ///   and the file is hashed (`.hashing`).
     /// - Throws: `.badArchive` with the first problem found, `.notAFile`,
     ///   `.invalidRecordedManifest`, `.system`.
-    public static func inspect(at path: String) throws(AssetPackError) -> AssetPackFile {
-        AssetPackFile(try engine { () throws(StoreError) in try PackFile.validate(path: path) })
+    public static func inspect(at path: String, progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> AssetPackFile {
+        let report = progress.map { progress in { (p: InstallProgress) in progress(AssetPackProgress(p)) } }
+        return AssetPackFile(try engine { () throws(StoreError) in try PackFile.validate(path: path, progress: report) })
     }
 
     init(_ file: PackFile) {

@@ -134,7 +134,8 @@ public final class AssetPackManager: Sendable {
     @discardableResult
     public func installPack(at path: String, id: String? = nil,
                             progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> InstallResult {
-        let outcome = try engine { () throws(StoreError) in try store.install(packAt: path, id: id) }
+        let report = progress.map { progress in { (p: InstallProgress) in progress(AssetPackProgress(p)) } }
+        let outcome = try engine { () throws(StoreError) in try store.install(packAt: path, id: id, progress: report) }
         let change: InstallResult.Change
         switch outcome.change {
         case .installed: change = .installed

@@ -1,3 +1,5 @@
+import AssetStore
+
 /// How far a long piece of work has come: packaging, installing, verifying.
 ///
 /// Callbacks get one now and then (a bounded number of times per second, and
@@ -10,8 +12,11 @@ public struct AssetPackProgress: Sendable, Hashable {
         case packaging
         /// Copying a pack file into the container's staging area (bytes).
         case copying
-        /// Checking a pack's structure, members and SHA-256 (bytes).
+        /// Checking a pack's structure and every member's data (bytes of
+        /// member data as stored).
         case validating
+        /// Computing a pack file's SHA-256 (bytes).
+        case hashing
         /// Recording members in the index (members).
         case indexing
         /// Verifying the container (bytes with `deep`, else members).
@@ -40,4 +45,18 @@ public struct AssetPackProgress: Sendable, Hashable {
 
     /// `completed / total`, 1 when there is nothing to do.
     public var fraction: Double { total == 0 ? 1 : Double(completed) / Double(total) }
+}
+
+extension AssetPackProgress {
+    /// The public form of the engine's install progress.
+    init(_ p: InstallProgress) {
+        let phase: Phase
+        switch p.phase {
+        case .copying: phase = .copying
+        case .validating: phase = .validating
+        case .hashing: phase = .hashing
+        case .indexing: phase = .indexing
+        }
+        self.init(phase: phase, unit: p.phase == .indexing ? .members : .bytes, completed: p.completed, total: p.total)
+    }
 }

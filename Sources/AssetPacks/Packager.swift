@@ -14,8 +14,9 @@ public enum Packager {
     /// - Parameters:
     ///   - root: the directory selector paths are relative to; by default
     ///     the manifest's own directory.
-    ///   - progress: called as the files' bytes are packed.
-    /// - Returns: the written pack, checked.
+    ///   - progress: called as the files' bytes are packed (`.packaging`),
+    ///     then as the written pack is checked (`.validating`, `.hashing`).
+    /// - Returns: the written pack, read back and checked.
     /// - Throws: `.invalidManifest` for manifest and selection errors,
     ///   `.badArchive` or `.system` when writing fails.
     @discardableResult
@@ -37,10 +38,17 @@ public enum Packager {
         }
         let members = try manifest.members(root: root, manifestPath: manifestPath)
         do {
-            _ = try ArchiveWriter.write(members, comment: manifest.packDescription.archiveComment, to: output)
+            let report = progress.map { progress in
+                { (done: UInt64, total: UInt64) in
+                    progress(AssetPackProgress(phase: .packaging, unit: .bytes, completed: done, total: total))
+                }
+            }
+            _ = try ArchiveWriter.write(members, comment: manifest.packDescription.archiveComment, to: output, progress: report)
         } catch {
             throw AssetPackError(error)
         }
-        return try AssetPackFile.inspect(at: output)
+        // What was written is read back as any pack is: the strict reader
+        // checks every member, so a pack this returns is one that installs.
+        return try AssetPackFile.inspect(at: output, progress: progress)
     }
 }

@@ -13,7 +13,7 @@ public enum InstallChange: String, Sendable {
     case unchanged
 }
 
-/// The result of ``AssetStore/install(packAt:id:catalogVersion:source:)``.
+/// The result of ``AssetStore/install(packAt:id:catalogVersion:source:progress:)``.
 public struct InstallOutcome: Sendable {
     /// The pack as now installed.
     public let record: PackRecord
@@ -37,54 +37,105 @@ extension AssetStore {
     ///     its ID must be installed under that ID.
     ///   - catalogVersion: the version a catalog gave, recorded as the version.
     ///   - source: where the pack came from, recorded for people (default: `path`).
+    ///   - progress: called on this thread as the long phases go (copying,
+    ///     validating, hashing, indexing; see ``InstallProgress``), at most
+    ///     258 times a phase. `nil`: nothing is counted.
     /// - Throws: `StoreError.archive` for a malformed or damaged archive
     ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
     ///   `.system`, `.index`.
     @discardableResult
     public func install(
-        packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil
+        packAt path: String, id: String? = nil, catalogVersion: String? = nil, source: String? = nil,
+        progress: ((InstallProgress) -> Void)? = nil
     ) throws(StoreError) -> InstallOutcome {
-        let sourceFile: FileDescriptor
-        do { sourceFile = try FileDescriptor.open(path) } catch { throw .system(error) }
-        let sourceStatus: FileStatus
-        do { sourceStatus = try sourceFile.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
-        guard sourceStatus.isRegularFile else { throw .notAFile(path) }
-
+        let sourceFile = try openSource(path)
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
-        var staged = try stage(copyOf: sourceFile, size: sourceStatus.size, label: id ?? "pack")
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path)
-        let packID = try resolveID(of: pack, requested: id)
-        for entry in pack.archive.entries {
-            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
-        }
-        CrashPoint.hit("install.validated")
+        var staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack", progress: progress)
+        let (pack, packID) = try validate(staged, path: path, requestedID: id, progress: progress)
 
         let packLock = try lockPack(packID)
         CrashPoint.hit("install.locked-pack")
         let current = try packRecord(packID)
         reclaimArchives(of: packID, keeping: current?.archiveKey)
-        if let current, current.sha256 == pack.sha256, current.archiveSize == pack.size,
-           current.catalogVersion == catalogVersion || catalogVersion == nil {
+        if let current, isInstalled(pack, as: current, catalogVersion: catalogVersion) {
             _ = consume staged
             _ = consume packLock
             _ = consume containerLock
             return InstallOutcome(record: current, change: .unchanged)
         }
 
-        let key = try newArchiveKey(for: packID)
-        let record = PackRecord(
-            id: packID, archiveKey: key, archiveSize: pack.size, sha256: pack.sha256,
-            generation: (current?.generation ?? 0) + 1, catalogVersion: catalogVersion,
+        let record = Self.record(
+            of: pack, id: packID, archiveKey: try newArchiveKey(), generation: (current?.generation ?? 0) + 1,
+            catalogVersion: catalogVersion, source: source ?? path)
+        let retiring = try retire(current)
+        CrashPoint.hit("install.retire-linked")
+        try publish(&staged, as: record)
+        try index(record, entries: pack.archive.entries, progress: progress)
+        CrashPoint.hit("install.committed")
+        unlinkReplaced(staged, retiring)
+        _ = consume packLock
+        _ = consume containerLock
+        return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
+    }
+
+    /// The pack file to install, open, and its size.
+    private struct InstallSource: ~Copyable {
+        let descriptor: FileDescriptor
+        let size: Int64
+    }
+
+    /// Opens the pack file at `path`, which must be a regular file.
+    private func openSource(_ path: String) throws(StoreError) -> InstallSource {
+        let descriptor: FileDescriptor
+        do { descriptor = try FileDescriptor.open(path) } catch { throw .system(error) }
+        let status: FileStatus
+        do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
+        guard status.isRegularFile else { throw .notAFile(path) }
+        return InstallSource(descriptor: descriptor, size: status.size)
+    }
+
+    /// Checks the staged copy end to end and resolves the ID it installs
+    /// under; every member path must make a valid index key for that ID.
+    private func validate(
+        _ staged: borrowing StagedFile, path: String, requestedID: String?, progress: ((InstallProgress) -> Void)?
+    ) throws(StoreError) -> (PackFile, String) {
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, progress: progress)
+        let packID = try resolveID(of: pack, requested: requestedID)
+        for entry in pack.archive.entries {
+            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
+        }
+        CrashPoint.hit("install.validated")
+        return (pack, packID)
+    }
+
+    /// Whether `current` already is `pack`: the same archive (SHA-256 and
+    /// size), and the same catalog version unless none is given.
+    private func isInstalled(_ pack: PackFile, as current: PackRecord, catalogVersion: String?) -> Bool {
+        current.sha256 == pack.sha256 && current.archiveSize == pack.size
+            && (current.catalogVersion == catalogVersion || catalogVersion == nil)
+    }
+
+    /// The record of `pack` installed as `id` in the archive `archiveKey`,
+    /// dated now (to the millisecond, as the record stores it).
+    static func record(
+        of pack: PackFile, id: String, archiveKey: UInt64, generation: UInt64, catalogVersion: String?, source: String
+    ) -> PackRecord {
+        PackRecord(
+            id: id, archiveKey: archiveKey, archiveSize: pack.size, sha256: pack.sha256,
+            generation: generation, catalogVersion: catalogVersion,
             downloadPolicy: pack.description?.downloadPolicy ?? .onDemand,
             platforms: pack.description?.platforms ?? [],
             memberCount: UInt64(pack.archive.entries.count),
             totalSize: pack.totalSize,
             installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
-            source: source ?? path)
-        var retiring = try retire(current)
-        CrashPoint.hit("install.retire-linked")
+            source: source)
+    }
+
+    /// Moves the staged file into `packs/` under `record`'s archive name
+    /// (its `.install` twin stays) and syncs the directory.
+    private func publish(_ staged: inout StagedFile, as record: PackRecord) throws(StoreError) {
         do {
             try staged.publish(as: record.archiveName, in: container.packsPath)
             CrashPoint.hit("install.published")
@@ -93,22 +144,30 @@ extension AssetStore {
         } catch {
             throw .system(error)
         }
+    }
+
+    /// Makes `record` the pack's current version, with `entries` as its
+    /// members, in one write transaction: the switch readers see.
+    private func index(_ record: PackRecord, entries: [ArchiveEntry], progress: ((InstallProgress) -> Void)?) throws(StoreError) {
+        var meter = ProgressMeter.install(.indexing, total: UInt64(entries.count), reportingTo: progress)
+        let written: ((UInt64) -> Void)? = meter == nil ? nil : { meter?.reach($0) }
         try update { (txn) throws(StoreError) in
-            try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: packID, txn: txn,
-                                packs: packs, members: members, paths: paths)
+            try Self.writeIndex(of: record, entries: entries, txn: txn,
+                                packs: packs, members: members, paths: paths, membersWritten: written)
             CrashPoint.hit("install.index.written")
         }
-        CrashPoint.hit("install.committed")
-        // Committed: the new archive stays, the old one goes, then the twins.
+        meter?.finish()
+    }
+
+    /// After the commit: keeps the new archive, unlinks the old one, then
+    /// the twins.
+    private func unlinkReplaced(_ staged: consuming StagedFile, _ retiring: consuming RetiringArchive?) {
         staged.commit()
         retiring?.commit()
         _ = consume retiring
         CrashPoint.hit("install.unlinked-old")
         _ = consume staged
         CrashPoint.hit("install.done")
-        _ = consume packLock
-        _ = consume containerLock
-        return InstallOutcome(record: record, change: current == nil ? .installed : .replaced)
     }
 
     /// Links a retirement twin of `record`'s archive, before the switch
@@ -123,11 +182,13 @@ extension AssetStore {
     }
 
     /// Copies `source` into a new staging file and flushes it.
-    private func stage(copyOf source: borrowing FileDescriptor, size: Int64, label: String) throws(StoreError) -> StagedFile {
+    private func stage(
+        copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
+    ) throws(StoreError) -> StagedFile {
         do {
             let staged = try StagedFile(in: container.stagingPath, label: label)
             CrashPoint.hit("install.staging-named")
-            try staged.descriptor.copy(count: size, from: source, at: 0, to: 0)
+            try Self.copy(size, from: source, to: staged.descriptor, progress: progress)
             CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
             CrashPoint.hit("install.staged")
@@ -136,6 +197,30 @@ extension AssetStore {
             throw .system(error)
         }
     }
+
+    /// Copies the first `count` bytes of `source` to `target`: in one call
+    /// without `progress`, else in pieces of at most ``copyPiece`` bytes,
+    /// each reported.
+    private static func copy(
+        _ count: Int64, from source: borrowing FileDescriptor, to target: borrowing FileDescriptor,
+        progress: ((InstallProgress) -> Void)?
+    ) throws(Errno) {
+        guard var meter = ProgressMeter.install(.copying, total: UInt64(count), reportingTo: progress) else {
+            try target.copy(count: count, from: source, at: 0, to: 0)
+            return
+        }
+        var offset: Int64 = 0
+        while offset < count {
+            let piece = min(copyPiece, count - offset)
+            try target.copy(count: piece, from: source, at: offset, to: offset)
+            offset += piece
+            meter.advance(by: UInt64(piece))
+        }
+        meter.finish()
+    }
+
+    /// The most bytes copied between two progress reports.
+    private static let copyPiece: Int64 = 8 << 20
 
     /// The ID a validated pack installs under.
     private func resolveID(of pack: PackFile, requested: String?) throws(StoreError) -> String {
@@ -156,7 +241,7 @@ extension AssetStore {
     }
 
     /// A random archive key that no installed pack uses.
-    private func newArchiveKey(for id: String) throws(StoreError) -> UInt64 {
+    private func newArchiveKey() throws(StoreError) -> UInt64 {
         let used = Set(try readPackRecords().records.map(\.archiveKey))
         while true {
             let key = UInt64.random(in: 1...UInt64.max)
@@ -164,13 +249,16 @@ extension AssetStore {
         }
     }
 
-    /// Replaces pack `id`'s members and path entries with `entries` and
-    /// stores `record`, in one transaction. Members present in both versions
+    /// Replaces the members and path entries of pack `record.id` with
+    /// `entries` and stores `record`, in one transaction. Members present in both versions
     /// are overwritten in place; only paths that come or go touch `paths`.
+    /// `membersWritten` is told how many members are written so far, after
+    /// each (from 0 again when LMDB runs the body again).
     static func writeIndex(
-        of record: PackRecord, entries: [ArchiveEntry], replacing id: String, txn: borrowing WriteTransaction,
-        packs: Database, members: Database, paths: Database
+        of record: PackRecord, entries: [ArchiveEntry], txn: borrowing WriteTransaction,
+        packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
     ) throws(StoreError) {
+        let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
         var old = Set<[UInt8]>()
         try indexCall { () throws(LMDBError) in
@@ -183,6 +271,7 @@ extension AssetStore {
         new.reserveCapacity(entries.count)
         var key = prefix
         var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
+        var written: UInt64 = 0
         for entry in entries {
             let path = Array(entry.path.utf8)
             new.insert(path)
@@ -195,6 +284,8 @@ extension AssetStore {
                 try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
                 CrashPoint.hit("install.index.path-added")
             }
+            written += 1
+            membersWritten?(written)
         }
         for path in old where !new.contains(path) {
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }

@@ -11,9 +11,19 @@ extension AssetStore {
     /// else that must go is moved to `quarantine/`.
     func repair(_ report: VerificationReport, verdicts: [PackVerdict], carryOut: Bool) throws(StoreError) -> [VerificationReport.Repair] {
         var plan = RepairPlan(carryOut: carryOut)
-        let codes = Set(report.findings.map(\.code))
-        func objects(_ code: FindingCode) -> [VerificationReport.Finding] { report.findings.filter { $0.code == code } }
+        try planIndexUpkeep(report, into: &plan)
+        try planStagingCleanup(report, into: &plan)
+        try planDownloadsAndLocks(report, into: &plan)
+        let packsChanged = try planPackRepairs(report, verdicts: verdicts, into: &plan)
+        let recordsChanged = try planRecordRepairs(report, into: &plan)
+        try planPathIndexRebuild(report, indexChanged: packsChanged || recordsChanged, into: &plan)
+        try planOrphanArchives(report, into: &plan)
+        return plan.repairs
+    }
 
+    /// A missing schema record, stale reader slots.
+    private func planIndexUpkeep(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        let codes = report.codes
         if codes.contains(.schemaMissing) {
             try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(StoreError) in
                 try update { (txn) throws(StoreError) in
@@ -23,30 +33,41 @@ extension AssetStore {
             }
         }
         if codes.contains(.staleReader) {
-            try plan.act([.staleReader], pack: nil, "clear \(objects(.staleReader).count) stale reader slot(s)") { () throws(StoreError) in
+            try plan.act([.staleReader], pack: nil, "clear \(report.findings(.staleReader).count) stale reader slot(s)") { () throws(StoreError) in
                 _ = try indexCall { () throws(LMDBError) in try environment.clearStaleReaders() }
             }
         }
+    }
+
+    /// Dead writers' twins and what they explain, unknown staging files,
+    /// partial downloads nobody owns, the cache.
+    private func planStagingCleanup(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        let codes = report.codes
         if codes.contains(.stagingLeftover) || codes.contains(.archiveUncommitted) {
-            let names = (objects(.stagingLeftover) + objects(.archiveUncommitted)).compactMap(\.object)
+            let names = (report.findings(.stagingLeftover) + report.findings(.archiveUncommitted)).compactMap(\.object)
             try plan.act([.stagingLeftover, .archiveUncommitted], pack: nil, "remove what dead writers left: \(names.joined(separator: ", "))") { () throws(StoreError) in
                 try reclaimLeftovers()
             }
         }
-        for f in objects(.stagingUnknown) {
+        for f in report.findings(.stagingUnknown) {
             guard let name = f.object else { continue }
             try plan.act([.stagingUnknown], pack: nil, "quarantine staging/\(name)") { () throws(StoreError) in
                 try quarantine(container.stagingPath + "/" + name)
             }
         }
-        for f in objects(.journalOrphanDownload) + objects(.cacheLeftover) {
+        for f in report.findings(.journalOrphanDownload) + report.findings(.cacheLeftover) {
             guard let name = f.object else { continue }
             let path = (f.code == .cacheLeftover ? container.cachePath : container.stagingPath) + "/" + name
             try plan.act([f.code], pack: nil, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
                 do throws(Errno) { try FileSystem.unlink(path) } catch where error == .noSuchFile {} catch { throw .system(error) }
             }
         }
-        for f in objects(.journalMissingStaging) {
+    }
+
+    /// Journal entries whose partial download is gone; lock files of
+    /// absent packs.
+    private func planDownloadsAndLocks(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        for f in report.findings(.journalMissingStaging) {
             guard let pack = f.pack else { continue }
             try plan.act([.journalMissingStaging], pack: pack, "restart the download of '\(pack)' from zero") { () throws(StoreError) in
                 try update { (txn) throws(StoreError) in
@@ -57,7 +78,7 @@ extension AssetStore {
                 }
             }
         }
-        for f in objects(.lockOrphan) + objects(.lockOldLayout) {
+        for f in report.findings(.lockOrphan) + report.findings(.lockOldLayout) {
             guard let name = f.object else { continue }
             let path = (f.code == .lockOrphan ? container.packLocksPath : container.locksPath) + "/" + name
             try plan.act([f.code], pack: f.pack, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
@@ -65,7 +86,14 @@ extension AssetStore {
                 try? FileSystem.unlink(path)
             }
         }
+    }
 
+    /// Each damaged pack: quarantined and dropped from the index when its
+    /// archive is damaged, re-indexed from it when only the index is.
+    /// Returns whether any pack's index entries change.
+    private func planPackRepairs(
+        _ report: VerificationReport, verdicts: [PackVerdict], into plan: inout RepairPlan
+    ) throws(StoreError) -> Bool {
         var indexChanged = false
         for verdict in verdicts {
             let id = verdict.record.id
@@ -75,30 +103,35 @@ extension AssetStore {
                 damaged = !(try archiveMatchesRecord(verdict.record))
             }
             if damaged {
-                let packCodes = Set(report.findings.filter { $0.pack == id }.map(\.code)).sorted { $0.rawValue < $1.rawValue }
                 let redownload = verdict.record.catalogVersion != nil || verdict.record.source.contains("://")
-                try plan.act(packCodes, pack: id, "quarantine packs/\(verdict.record.archiveName), remove '\(id)' from the index" +
+                try plan.act(report.codes(ofPack: id), pack: id, "quarantine packs/\(verdict.record.archiveName), remove '\(id)' from the index" +
                              (redownload ? " and mark it for re-download" : "")) { () throws(StoreError) in
                     try quarantine(container.packsPath + "/" + verdict.record.archiveName)
                     try deindex(id, redownloadFrom: redownload ? verdict.record : nil)
                 }
                 indexChanged = true
             } else if verdict.indexDamaged {
-                let packCodes = Set(report.findings.filter { $0.pack == id }.map(\.code)).sorted { $0.rawValue < $1.rawValue }
-                try plan.act(packCodes, pack: id, "re-index '\(id)' from its intact archive") { () throws(StoreError) in
+                try plan.act(report.codes(ofPack: id), pack: id, "re-index '\(id)' from its intact archive") { () throws(StoreError) in
                     try reindex(verdict.record)
                 }
                 indexChanged = true
             }
         }
-        for f in objects(.packRecordDamaged) {
+        return indexChanged
+    }
+
+    /// Damaged pack records, member records of packs that have none.
+    /// Returns whether any were found (and so the index changes).
+    private func planRecordRepairs(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) -> Bool {
+        var indexChanged = false
+        for f in report.findings(.packRecordDamaged) {
             guard let id = f.pack else { continue }
             try plan.act([.packRecordDamaged], pack: id, "rebuild the record of '\(id)' from its archive, or remove it") { () throws(StoreError) in
                 try rebuildRecord(id)
             }
             indexChanged = true
         }
-        let orphanPacks = Set(objects(.memberOrphan).compactMap(\.pack)).sorted()
+        let orphanPacks = Set(report.findings(.memberOrphan).compactMap(\.pack)).sorted()
         for pack in orphanPacks {
             try plan.act([.memberOrphan], pack: pack, "delete the member records of '\(pack)'") { () throws(StoreError) in
                 try update { (txn) throws(StoreError) in
@@ -107,18 +140,29 @@ extension AssetStore {
             }
             indexChanged = true
         }
-        if indexChanged || codes.contains(.pathsMismatch) || codes.contains(.pathsMissing) || codes.contains(.pathsExtra) {
-            try plan.act([.pathsMismatch, .pathsMissing, .pathsExtra].filter(codes.contains), pack: nil, "rebuild the path index from the member records") { () throws(StoreError) in
-                try rebuildPathIndex()
-            }
+        return indexChanged
+    }
+
+    /// The path index, rebuilt when it is wrong or the member records changed.
+    private func planPathIndexRebuild(
+        _ report: VerificationReport, indexChanged: Bool, into plan: inout RepairPlan
+    ) throws(StoreError) {
+        let codes = report.codes
+        let pathCodes = [FindingCode.pathsMismatch, .pathsMissing, .pathsExtra].filter(codes.contains)
+        guard indexChanged || !pathCodes.isEmpty else { return }
+        try plan.act(pathCodes, pack: nil, "rebuild the path index from the member records") { () throws(StoreError) in
+            try rebuildPathIndex()
         }
-        for f in objects(.archiveOrphan) {
+    }
+
+    /// Files in `packs/` that nothing explains.
+    private func planOrphanArchives(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        for f in report.findings(.archiveOrphan) {
             guard let name = f.object else { continue }
             try plan.act([.archiveOrphan], pack: f.pack, "quarantine packs/\(name)") { () throws(StoreError) in
                 try quarantine(container.packsPath + "/" + name)
             }
         }
-        return plan.repairs
     }
 
     /// Moves `path` into `quarantine/` under its name and a timestamp. A
@@ -166,7 +210,7 @@ extension AssetStore {
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
         try update { (txn) throws(StoreError) in
-            try Self.writeIndex(of: fixed, entries: pack.archive.entries, replacing: record.id, txn: txn,
+            try Self.writeIndex(of: fixed, entries: pack.archive.entries, txn: txn,
                                 packs: packs, members: members, paths: paths)
         }
     }
@@ -179,14 +223,10 @@ extension AssetStore {
         if candidates.count == 1, let key = IndexSchema.parseArchiveName(candidates[0])?.archiveKey,
            let pack = try? PackFile.validate(path: container.packsPath + "/" + candidates[0]),
            pack.description == nil || pack.description?.id == id {
-            let record = PackRecord(
-                id: id, archiveKey: key, archiveSize: pack.size, sha256: pack.sha256, generation: 1, catalogVersion: nil,
-                downloadPolicy: pack.description?.downloadPolicy ?? .onDemand, platforms: pack.description?.platforms ?? [],
-                memberCount: UInt64(pack.archive.entries.count), totalSize: pack.totalSize,
-                installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
-                source: container.packsPath + "/" + candidates[0])
+            let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
+                                     source: container.packsPath + "/" + candidates[0])
             try update { (txn) throws(StoreError) in
-                try Self.writeIndex(of: record, entries: pack.archive.entries, replacing: id, txn: txn,
+                try Self.writeIndex(of: record, entries: pack.archive.entries, txn: txn,
                                     packs: packs, members: members, paths: paths)
             }
             return
@@ -223,5 +263,18 @@ struct RepairPlan {
     mutating func act(_ codes: [FindingCode], pack: String?, _ action: String, _ body: () throws(StoreError) -> Void) throws(StoreError) {
         if carryOut { try body() }
         repairs.append(VerificationReport.Repair(codes: codes, pack: pack, action: action, done: carryOut))
+    }
+}
+
+private extension VerificationReport {
+    /// The codes of every finding.
+    var codes: Set<FindingCode> { Set(findings.map(\.code)) }
+
+    /// The findings with `code`, in the order found.
+    func findings(_ code: FindingCode) -> [Finding] { findings.filter { $0.code == code } }
+
+    /// The codes of pack `id`'s findings, sorted.
+    func codes(ofPack id: String) -> [FindingCode] {
+        Set(findings.filter { $0.pack == id }.map(\.code)).sorted { $0.rawValue < $1.rawValue }
     }
 }

@@ -28,10 +28,10 @@ public struct PackFile: Sendable {
     }
 
     /// Checks the file at `path`. See ``validate(descriptor:path:)``.
-    public static func validate(path: String) throws(StoreError) -> PackFile {
+    public static func validate(path: String, progress: ((InstallProgress) -> Void)? = nil) throws(StoreError) -> PackFile {
         let fd: FileDescriptor
         do { fd = try FileDescriptor.open(path) } catch { throw .system(error) }
-        return try validate(descriptor: fd, path: path)
+        return try validate(descriptor: fd, path: path, progress: progress)
     }
 
     /// Checks the open file `descriptor`, named `path` in errors: maps it,
@@ -41,6 +41,14 @@ public struct PackFile: Sendable {
     /// - Throws: `StoreError.notAFile` for a non-regular file, `.archive`
     ///   with the first problem found, `.invalidRecordedManifest`, `.system`.
     public static func validate(descriptor: borrowing FileDescriptor, path: String) throws(StoreError) -> PackFile {
+        try validate(descriptor: descriptor, path: path, progress: nil)
+    }
+
+    /// ``validate(descriptor:path:)``, reporting the `.validating` and
+    /// `.hashing` phases of an install to `progress`.
+    static func validate(
+        descriptor: borrowing FileDescriptor, path: String, progress: ((InstallProgress) -> Void)?
+    ) throws(StoreError) -> PackFile {
         let status: FileStatus
         do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
         guard status.isRegularFile else { throw .notAFile(path) }
@@ -53,13 +61,47 @@ public struct PackFile: Sendable {
         let archive: ZipArchive
         do {
             archive = try ZipArchive.parse(bytes, name: path)
-            for entry in archive.entries {
-                try ZipArchive.verify(entry, in: bytes, archive: path)
-            }
+            try verifyMembers(of: archive, in: bytes, path: path, progress: progress)
         } catch {
             throw .archive(error)
         }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
-        return PackFile(path: path, archive: archive, sha256: SHA256.hash(bytes), size: UInt64(status.size), description: description)
+        let sha256 = hash(bytes, progress: progress)
+        return PackFile(path: path, archive: archive, sha256: sha256, size: UInt64(status.size), description: description)
     }
+
+    /// Checks every member's data: its CRC-32, and that it inflates to exactly
+    /// its declared size.
+    private static func verifyMembers(
+        of archive: ZipArchive, in bytes: UnsafeRawBufferPointer, path: String, progress: ((InstallProgress) -> Void)?
+    ) throws(ArchiveError) {
+        var meter = ProgressMeter.install(
+            .validating, total: archive.entries.reduce(0) { $0 + $1.compressedSize }, reportingTo: progress)
+        for entry in archive.entries {
+            try ZipArchive.verify(entry, in: bytes, archive: path)
+            meter?.advance(by: entry.compressedSize)
+        }
+        meter?.finish()
+    }
+
+    /// The SHA-256 of `bytes`; with `progress`, hashed in pieces of at most
+    /// ``hashPiece`` bytes, each reported.
+    private static func hash(_ bytes: UnsafeRawBufferPointer, progress: ((InstallProgress) -> Void)?) -> [UInt8] {
+        guard var meter = ProgressMeter.install(.hashing, total: UInt64(bytes.count), reportingTo: progress) else {
+            return SHA256.hash(bytes)
+        }
+        var hasher = SHA256()
+        var offset = 0
+        while offset < bytes.count {
+            let piece = UnsafeRawBufferPointer(rebasing: bytes[offset ..< min(offset + hashPiece, bytes.count)])
+            hasher.update(piece)
+            offset += piece.count
+            meter.advance(by: UInt64(piece.count))
+        }
+        meter.finish()
+        return hasher.finalize()
+    }
+
+    /// The most bytes hashed between two progress reports.
+    private static let hashPiece = 4 << 20
 }

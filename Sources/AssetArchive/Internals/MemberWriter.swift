@@ -51,8 +51,11 @@ struct MemberWriter: ~Copyable {
 
     /// Writes the member named `name` with `plan` from `file`, reading it in
     /// chunks: the data first, then the header in the space left for it.
+    /// Counts the chunks on `meter` as they are read, once: a member that is
+    /// stored after deflate did not pay is read twice.
     mutating func write(
-        name: [UInt8], file: borrowing SourceFile, plan: ArchiveWriter.Plan, to output: inout ArchiveOutput
+        name: [UInt8], file: borrowing SourceFile, plan: ArchiveWriter.Plan, to output: inout ArchiveOutput,
+        meter: inout ProgressMeter?
     ) throws(ArchiveError) -> WrittenMember {
         try output.flush()
         let offset = output.position
@@ -71,6 +74,7 @@ struct MemberWriter: ~Copyable {
             try file.forEachChunk { chunk throws(ArchiveError) in
                 crc = CRC32.checksum(chunk, continuing: crc)
                 try deflater.compress(chunk, finish: false, sink: sink)
+                meter?.advance(by: UInt64(chunk.count))
             }
             try deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true, sink: sink)
             if plan == .deflated || ArchiveWriter.deflatePays(compressed: written, original: size) {
@@ -91,10 +95,12 @@ struct MemberWriter: ~Copyable {
         let dataStart = offset + UInt64(HeaderEncoder.localHeaderLength(
             nameCount: name.count, zip64: member.zip64Local, padding: padding))
         var copied: UInt64 = 0
+        let firstRead = plan == .stored
         try file.forEachChunk { chunk throws(ArchiveError) in
             member.crc32 = CRC32.checksum(chunk, continuing: member.crc32)
             try output.write(chunk, at: dataStart + copied)
             copied += UInt64(chunk.count)
+            if firstRead { meter?.advance(by: UInt64(chunk.count)) }
         }
         if let deflatedCRC, deflatedCRC != member.crc32 {
             throw .unreadableSource(archive: archive, path: String(decoding: name, as: UTF8.self),

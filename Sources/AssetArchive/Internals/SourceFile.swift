@@ -19,12 +19,7 @@ struct SourceFile: ~Copyable {
             .unreadableSource(archive: archive, path: member, source: source, problem: problem)
         }
         // Look before opening: opening a FIFO for reading would block.
-        let found: FileStatus?
-        do { found = try FileDescriptor.status(of: source) } catch { throw failure(.system(error)) }
-        guard let found else {
-            throw failure(.system(Errno(Errno.noSuchFile.rawValue, operation: "stat", path: source)))
-        }
-        guard found.isRegularFile else { throw failure(.notRegularFile) }
+        _ = try Self.size(of: source, member: member, archive: archive)
         let opened: FileDescriptor
         do { opened = try FileDescriptor.open(source) } catch { throw failure(.system(error)) }
         let status: FileStatus
@@ -35,6 +30,20 @@ struct SourceFile: ~Copyable {
         self.path = source
         self.member = member
         self.archive = archive
+    }
+
+    /// The size of the regular file `source`, looked up without opening it.
+    static func size(of source: String, member: String, archive: String) throws(ArchiveError) -> UInt64 {
+        func failure(_ problem: ArchiveError.SourceProblem) -> ArchiveError {
+            .unreadableSource(archive: archive, path: member, source: source, problem: problem)
+        }
+        let found: FileStatus?
+        do { found = try FileDescriptor.status(of: source) } catch { throw failure(.system(error)) }
+        guard let found else {
+            throw failure(.system(Errno(Errno.noSuchFile.rawValue, operation: "stat", path: source)))
+        }
+        guard found.isRegularFile else { throw failure(.notRegularFile) }
+        return UInt64(found.size)
     }
 
     /// Reads the whole file into memory.

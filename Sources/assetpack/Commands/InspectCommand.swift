@@ -16,8 +16,13 @@ enum InspectCommand: Command {
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(pack)
+        let bar = ProgressBar.onTerminal()
         let file: AssetPackFile
-        do { file = try AssetPackFile.inspect(at: path) } catch { throw .from(error) }
+        do { file = try AssetPackFile.inspect(at: path, progress: bar?.callback) } catch {
+            bar?.finish()
+            throw .from(error)
+        }
+        bar?.finish()
         if arguments.flag(CommonOptions.json) {
             try Output.json(PackFileJSON(file))
             return ExitCode.success
