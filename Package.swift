@@ -43,8 +43,8 @@ let package = Package(
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
         .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper"]),
         // The other processes of the cross-process tests (stress readers and
-        // writers, a reader that dies holding a snapshot, an echo server) and
-        // the descriptor benchmark; kept out of `assetpack`, built beside it.
+        // writers, a reader that dies holding a snapshot); kept out of
+        // `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
             dependencies: ["AssetPacks", "AssetArchive", "AssetIndex"],
