@@ -43,11 +43,11 @@ let package = Package(
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
         .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper"]),
         // The other processes of the cross-process tests (stress readers and
-        // writers, a reader that dies holding a snapshot); kept out of
-        // `assetpack`, built beside it.
+        // writers, a reader that dies holding a snapshot, writers killed at a
+        // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetArchive", "AssetIndex"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex"],
             path: "Tests/assetpack-testhelper"),
     ],
     swiftLanguageModes: [.v6]

@@ -3,14 +3,16 @@ import AssetPacks
 
 /// `assetpack-testhelper`: the other processes of the cross-process tests
 /// (readers and writers that hammer one container, a process that dies
-/// holding an index snapshot). It is a separate executable so that
-/// test-only code stays out of `assetpack`; tests find it next to
-/// `assetpack`.
+/// holding an index snapshot, writers that die at a crash point). It is a
+/// separate executable so that test-only code stays out of `assetpack`;
+/// tests find it next to `assetpack`.
 ///
 ///     make-packs  --dir D --id ID --versions N
 ///     read-loop   --container C --id ID --versions N --seconds S [--map-size B]
 ///     write-loop  --container C --id ID --dir D --versions N --seconds S [--start K] [--map-size B]
 ///     hold-snapshot --container C
+///     install     --container C --pack FILE    (ASSETPACKS_CRASH_AT=point[#n] kills it there)
+///     remove      --container C --id ID        (likewise)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -67,6 +69,10 @@ do {
         report(try WriteLoop.run(options))
     case "hold-snapshot":
         try HoldSnapshot.run(options)
+    case "install":
+        report(try CrashingWriter.install(options))
+    case "remove":
+        report(try CrashingWriter.remove(options))
     default:
         fail("unknown subcommand '\(args[1])'")
     }

@@ -9,9 +9,11 @@ import AssetPacks
 ///
 /// The kill points are the named crash points of the store
 /// (docs/coordination.md), some counted (`install.index.member#58`: at the
-/// 58th member written into the index); the default suite covers
-/// 60 of them plus 10 kills after random delays; `ASSETPACKS_SOAK=1` runs
-/// every occurrence of every point (515) and 200 random kills.
+/// 58th member written into the index), which only the test helper's
+/// writer (`assetpack-testhelper install` / `remove`) arms; the kills after
+/// random delays hit the real `assetpack`. The default suite covers 60
+/// points plus 10 random kills; `ASSETPACKS_SOAK=1` runs every occurrence
+/// of every point (515) and 200 random kills.
 @Suite struct CrashTests {
     enum Operation: String, Sendable, CustomStringConvertible {
         /// Installs v2 into an empty container.
@@ -80,11 +82,20 @@ import AssetPacks
             }
         }
 
-        /// The writer's command line.
+        /// The writer's command line for `assetpack`.
         var arguments: [String] {
             switch operation {
             case .install, .update: return ["install", packs + "/v2.zip", "--container", scratch.container]
             case .remove: return ["rm", "stress", "--container", scratch.container]
+            }
+        }
+
+        /// The same writer's command line for the test helper, which dies
+        /// at the point `ASSETPACKS_CRASH_AT` names.
+        var helperArguments: [String] {
+            switch operation {
+            case .install, .update: return ["install", "--container", scratch.container, "--pack", packs + "/v2.zip"]
+            case .remove: return ["remove", "--container", scratch.container, "--id", "stress"]
             }
         }
 
@@ -176,10 +187,31 @@ import AssetPacks
     @Test(.timeLimit(.minutes(5)), arguments: killPoints)
     func killedWriterLeavesOldNewOrNothing(_ kill: KillPoint) throws {
         let setup = try Setup(kill.operation, label: kill.point.replacingOccurrences(of: "#", with: "-"))
-        let writer = try Child(CLI.binary, setup.arguments, environment: ["ASSETPACKS_CRASH_AT": kill.point])
+        let writer = try Child(Helper.binary, setup.helperArguments, environment: ["ASSETPACKS_CRASH_AT": kill.point])
         #expect(writer.wait(timeout: 60))
         #expect(writer.wasKilled, "\(kill): the writer was not killed there (exit \(writer.exitStatus.map(String.init) ?? "?"): \(writer.stderr))")
         try setup.checkAfterKill("\(kill)")
+    }
+
+    /// The crash points are armed only in the test helper: the shipped
+    /// command, given the variable that once killed it there, installs and
+    /// removes as usual.
+    @Test func theCommandIgnoresTheCrashPointVariable() throws {
+        let s = Scratch("crash-ignored")
+        func assetpack(_ args: [String], crashAt point: String) throws -> CLI.Result {
+            let environment = ProcessInfo.processInfo.environment.merging(["ASSETPACKS_CRASH_AT": point]) { $1 }
+            return try CLI.run(CLI.binary, args + ["--container", s.container], environment: environment)
+        }
+        let install = try assetpack(["install", Setup.packs + "/v2.zip"], crashAt: "install.published")
+        #expect(install.status == 0, "install: \(install.stderr)")
+        let manager = try AssetPackManager(container: GroupContainer(path: s.container))
+        #expect(try manager.assetPack(withID: "stress").sha256 == Setup.witness.sha256[2])
+        for (path, bytes) in try Setup.expected(2) {
+            #expect(try manager.contents(at: path, searchingInAssetPackWithID: "stress") == bytes, "\(path)")
+        }
+        let removal = try assetpack(["rm", "stress"], crashAt: "remove.committed")
+        #expect(removal.status == 0, "rm: \(removal.stderr)")
+        #expect((try? manager.assetPack(withID: "stress")) == nil, "the pack is gone")
     }
 
     /// Kills after random delays, spread over a whole update: the writer may
