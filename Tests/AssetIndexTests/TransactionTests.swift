@@ -1,5 +1,6 @@
 import AssetIndex
 import Testing
+import TestSupport
 
 /// An error a store might throw out of a transaction body.
 enum InstallError: Error, Equatable {
@@ -15,7 +16,7 @@ func packVersion(_ txn: borrowing some ReadableTransaction & ~Copyable, _ db: Da
 }
 
 @Suite struct TransactionTests {
-    let scratch = Scratch()
+    let scratch = TemporaryDirectory("assetindex")
     let env: Environment
     let packs: Database
     let paths: Database

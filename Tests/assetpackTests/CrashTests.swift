@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AssetPacks
+import TestSupport
 
 /// A writer killed with SIGKILL at any point of an install, an update or a
 /// removal leaves a store that opens, that `assetpack verify --deep` finds
@@ -70,11 +71,11 @@ import AssetPacks
     /// One container per kill point, with v1 installed first unless the
     /// operation is a fresh install.
     final class Setup {
-        let scratch: Scratch
+        let scratch: TemporaryDirectory
         let packs: String
         let operation: Operation
         init(_ operation: Operation, label: String) throws {
-            scratch = Scratch("crash-\(label)")
+            scratch = TemporaryDirectory("assetpack-crash-\(label)")
             packs = Self.packs
             self.operation = operation
             if operation != .install {
@@ -171,7 +172,7 @@ import AssetPacks
                     out[v] = {"sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(), "members": members}
                 json.dump(out, sys.stdout)
                 """
-            let r = try! CLI.run("python3", ["-c", script, packs])
+            let r = try! Program.run("python3", ["-c", script, packs])
             let object = try! JSONSerialization.jsonObject(with: r.stdout) as! [String: [String: Any]]
             var members: [Int: [String: Data]] = [:], sha: [Int: String] = [:]
             for (v, entry) in object {
@@ -197,10 +198,10 @@ import AssetPacks
     /// command, given the variable that once killed it there, installs and
     /// removes as usual.
     @Test func theCommandIgnoresTheCrashPointVariable() throws {
-        let s = Scratch("crash-ignored")
-        func assetpack(_ args: [String], crashAt point: String) throws -> CLI.Result {
+        let s = TemporaryDirectory("assetpack-crash-ignored")
+        func assetpack(_ args: [String], crashAt point: String) throws -> Program.Result {
             let environment = ProcessInfo.processInfo.environment.merging(["ASSETPACKS_CRASH_AT": point]) { $1 }
-            return try CLI.run(CLI.binary, args + ["--container", s.container], environment: environment)
+            return try Program.run(CLI.binary, args + ["--container", s.container], environment: environment)
         }
         let install = try assetpack(["install", Setup.packs + "/v2.zip"], crashAt: "install.published")
         #expect(install.status == 0, "install: \(install.stderr)")
@@ -223,7 +224,7 @@ import AssetPacks
         // How long an update takes here, start to exit.
         let timing = try Setup(.update, label: "timing")
         let start = Date()
-        #expect(try CLI.run(CLI.binary, timing.arguments).status == 0)
+        #expect(try Program.run(CLI.binary, timing.arguments).status == 0)
         let span = Date().timeIntervalSince(start)
         var outcomes: [Int?: Int] = [:]
         for round in 0..<(Self.soak ? 200 : 10) {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Synchronization
 import AssetPacks
+import TestSupport
 
 /// `assetpack daemon` in its own process, and clients in others: this test
 /// process (AssetPackClient, raw sockets) and `assetpack cat --daemon`,
@@ -32,7 +33,7 @@ import AssetPacks
 
     /// A container with stress v1 and a pack `other` that shares its common
     /// paths (but not `only/v1*`).
-    func setUp(_ s: Scratch) throws -> AssetPackManager {
+    func setUp(_ s: TemporaryDirectory) throws -> AssetPackManager {
         try Helper.makePacks(s.path + "/packs", versions: 2)
         try Helper.makePacks(s.path + "/other", id: "other", versions: 2)
         let manager = try AssetPackManager(container: GroupContainer(path: s.container))
@@ -46,7 +47,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func descriptorsFromTheDaemonReadTheRightBytes() throws {
-        let s = Scratch("daemon-bytes")
+        let s = TemporaryDirectory("assetpack-daemon-bytes")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let client = try AssetPackClient.connect(container: manager.container)
@@ -80,7 +81,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func errorsComeBackAsTheSameCases() throws {
-        let s = Scratch("daemon-errors")
+        let s = TemporaryDirectory("assetpack-daemon-errors")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let client = try AssetPackClient.connect(container: manager.container)
@@ -112,7 +113,7 @@ import AssetPacks
     /// Root, with setpriv, and `nobody` can run the built binary.
     static let canSwitchUser: Bool = {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
-        let r = try? CLI.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary, "--version"])
+        let r = try? Program.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary, "--version"])
         return r?.status == 0
     }()
 
@@ -120,7 +121,7 @@ import AssetPacks
     /// daemon refuses it by `SO_PEERCRED`; allowed by uid, it is served —
     /// though it could not open the container itself.
     @Test(.enabled(if: canSwitchUser), .timeLimit(.minutes(1))) func aWrongUIDPeerIsRefused() throws {
-        let s = Scratch("daemon-uid")
+        let s = TemporaryDirectory("assetpack-daemon-uid")
         // nobody must be able to reach the socket path.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)
@@ -129,7 +130,7 @@ import AssetPacks
         let want = try manager.contents(at: "media/mid.bin", searchingInAssetPackWithID: "stress")
 
         var daemon = try Daemon(s.container, ["--socket-group", "nogroup"])
-        let refused = try CLI.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
+        let refused = try Program.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("refused the request: uid 65534 (gid 65534) is not allowed"), "\(refused.stderr)")
         #expect(daemon.child.stderr.contains("uid 65534 gid 65534 is not allowed"))
@@ -140,13 +141,13 @@ import AssetPacks
 
         for allow in [["--allow-uid", "nobody"], ["--allow-gid", "65534"]] {
             daemon = try Daemon(s.container, ["--socket-group", "nogroup"] + allow)
-            let served = try CLI.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
+            let served = try Program.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
             #expect(served.status == 0, "\(allow): \(served.stderr)")
             #expect(served.stdout == want)
             daemon.stop()
         }
         // Without the daemon, nobody cannot use the container.
-        #expect(try CLI.run("/usr/bin/setpriv", asNobody + args).status != 0)
+        #expect(try Program.run("/usr/bin/setpriv", asNobody + args).status != 0)
     }
 
     /// Raw bytes on the socket, as a confused or hostile client sends them.
@@ -186,7 +187,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func garbageAndTruncatedRequestsLeaveTheDaemonServing() throws {
-        let s = Scratch("daemon-garbage")
+        let s = TemporaryDirectory("assetpack-daemon-garbage")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--request-timeout", "2"])
         let path = manager.container.daemonSocketPath
@@ -242,7 +243,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func aHundredConcurrentClientsAllGetAnswers() throws {
-        let s = Scratch("daemon-crowd")
+        let s = TemporaryDirectory("assetpack-daemon-crowd")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let want = try manager.contents(at: "media/mid.bin", searchingInAssetPackWithID: "stress")
@@ -276,7 +277,7 @@ import AssetPacks
     /// connection is closed after `--idle-timeout`, and the client reconnects
     /// by itself on its next request.
     @Test(.timeLimit(.minutes(1))) func connectionLimitAndIdleTimeout() throws {
-        let s = Scratch("daemon-limits")
+        let s = TemporaryDirectory("assetpack-daemon-limits")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3"])
         let path = manager.container.daemonSocketPath
@@ -295,7 +296,7 @@ import AssetPacks
     }
 
     @Test func badOptionsAreUsageErrors() throws {
-        let s = Scratch("daemon-usage")
+        let s = TemporaryDirectory("assetpack-daemon-usage")
         for args in [["--max-connections", "0"], ["--request-timeout", "0"], ["--socket-group", "no-such-group-here"],
                      ["--allow-uid", "no-such-user-here"], ["extra"]] {
             let r = try CLI.assetpack(["daemon"] + args, container: s.container)
@@ -309,7 +310,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func aStaleSocketDoesNotStopANewDaemonButALiveOneDoes() throws {
-        let s = Scratch("daemon-stale")
+        let s = TemporaryDirectory("assetpack-daemon-stale")
         let manager = try setUp(s)
         let first = try Daemon(s.container)
         first.child.signal(SIGKILL)
