@@ -14,7 +14,7 @@ import TestSupport
 /// writer (`assetpack-testhelper install` / `remove`) arms; the kills after
 /// random delays hit the real `assetpack`. The default suite covers 60
 /// points plus 10 random kills; `ASSETPACKS_SOAK=1` runs every occurrence
-/// of every point (515) and 200 random kills.
+/// of every point (517) and 200 random kills.
 @Suite struct CrashTests {
     enum Operation: String, Sendable, CustomStringConvertible {
         /// Installs v2 into an empty container.
