@@ -10,8 +10,12 @@ import TestSupport
 /// injection), `witness` (must come through every repair byte-identical)
 /// and `catalog` (installed from a catalog, so repair marks it for download).
 final class MatrixFixture {
-    let scratch = TemporaryDirectory("assetpack-matrix")
     let store: AssetStore
+    // After `store`: fields are destroyed in declaration order, and the
+    // directory must outlive the store's index, or another test's new
+    // directory may get the freed inode while the index still claims it
+    // (EBUSY, "already open").
+    let scratch = TemporaryDirectory("assetpack-matrix")
     var container: String { scratch.container }
     var records: [String: PackRecord] = [:]
 
