@@ -40,19 +40,22 @@ let package = Package(
                            "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate"],
             path: "Benchmarks/assetpack-bench"),
 
-        .testTarget(name: "AssetSystemTests", dependencies: ["AssetSystem"]),
-        .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON"]),
-        .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem"]),
-        .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem"]),
-        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem"]),
-        .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks"]),
-        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper"]),
+        // What the test targets share: temporary directories, running other
+        // programs, test data. Foundation only.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "AssetSystemTests", dependencies: ["AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON", "TestSupport"]),
+        .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "TestSupport"]),
+        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper", "TestSupport"]),
         // The other processes of the cross-process tests (stress readers and
-        // writers, a reader that dies holding a snapshot, an echo server) and
-        // the descriptor benchmark; kept out of `assetpack`, built beside it.
+        // writers, a reader that dies holding a snapshot, writers killed at a
+        // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetArchive", "AssetIndex"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex"],
             path: "Tests/assetpack-testhelper"),
     ],
     swiftLanguageModes: [.v6]

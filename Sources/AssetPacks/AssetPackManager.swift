@@ -54,16 +54,21 @@ public final class AssetPackManager: Sendable {
         /// How long installs and removals wait for another process's lock on
         /// the same pack, in seconds; `nil` waits for ever.
         public var lockTimeout: Double?
-        /// Whether a missing container is created. With `false`, opening
-        /// changes nothing: a missing container is an error
-        /// (``AssetPackError/Code/noContainer``), and reader slots left by
-        /// dead processes stay for ``AssetPackManager/verify(_:)`` to report.
-        /// Read-only tools (listing, reading, verifying) open this way.
+        /// Whether a missing container is created. With `false`, a missing
+        /// container is an error (``AssetPackError/Code/noContainer``):
+        /// read-only tools (listing, reading, verifying) open this way, so
+        /// that a mistyped path is not silently a new, empty container.
         public var createsContainer = true
+        /// Whether opening frees the index's reader slots left by processes
+        /// that died holding a snapshot (LMDB's `mdb_reader_check`), so they
+        /// no longer pin old pages. A verifier opens with `false`, to report
+        /// them instead.
+        public var clearsStaleReaders = true
 
-        public init(lockTimeout: Double? = nil, createsContainer: Bool = true) {
+        public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
+            self.clearsStaleReaders = clearsStaleReaders
         }
     }
 
@@ -82,17 +87,18 @@ public final class AssetPackManager: Sendable {
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
         engineOptions.createsContainer = options.createsContainer
-        engineOptions.clearsStaleReaders = options.createsContainer
+        engineOptions.clearsStaleReaders = options.clearsStaleReaders
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
     }
 
     /// The installed pack with this ID.
     ///
-    /// - Throws: `.assetPackNotFound` when it is not installed.
+    /// - Throws: `.assetPackNotFound` when it is not installed,
+    ///   `.invalidPackID` when no pack could have this ID.
     public func assetPack(withID id: String) throws(AssetPackError) -> AssetPack {
         guard let record = try engine({ () throws(StoreError) in try store.packRecord(id) }) else {
-            throw AssetPackError(.assetPackNotFound(id))
+            throw AssetPackError(.notInstalled(id))
         }
         return AssetPack(record)
     }

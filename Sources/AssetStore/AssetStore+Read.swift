@@ -78,7 +78,7 @@ extension AssetStore {
             }
             guard let bytes = try Self.memberValue(pack: id, path: path, txn: txn, members: members) else {
                 if pack != nil, try Self.packRecord(id, txn: txn, packs: packs) == nil {
-                    throw .assetPackNotFound(id)
+                    throw .notInstalled(id)
                 }
                 throw .fileNotFound(path: path, pack: pack)
             }
@@ -213,7 +213,7 @@ extension AssetStore {
     /// - Throws: `.assetPackNotFound` when the pack is not installed.
     public func members(ofPack id: String, under directory: String? = nil) throws(StoreError) -> [MemberInfo] {
         try snapshot { (txn) throws(StoreError) in
-            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
+            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .notInstalled(id) }
             var prefix = IndexSchema.memberPrefix(pack: id)
             let base = prefix.count
             if let directory, !directory.isEmpty, directory != "." && directory != "/" {

@@ -19,12 +19,12 @@ extension AssetStore {
             // none, nor any archive a crashed writer left.
             reclaimArchives(of: id, keeping: nil)
             removeLockFile(of: id)
-            throw .assetPackNotFound(id)
+            throw .notInstalled(id)
         }
         var retiring = try retire(record)
         CrashPoint.hit("remove.retire-linked")
         try update { (txn) throws(StoreError) in
-            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .assetPackNotFound(id) }
+            guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .notInstalled(id) }
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
             CrashPoint.hit("remove.index.written")
         }

@@ -84,7 +84,7 @@ extension AssetStore {
                 }
             }
             for id in options.packs where !records.contains(where: { $0.id == id }) {
-                throw .assetPackNotFound(id)
+                throw .notInstalled(id)
             }
             let selected = options.packs.isEmpty ? records : records.filter { options.packs.contains($0.id) }
             let total = options.deep ? selected.reduce(0) { $0 + $1.archiveSize } : selected.reduce(0) { $0 + $1.memberCount }

@@ -1,52 +1,44 @@
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Named points in the install, update and remove paths where a crash test
 /// can have the process killed, to show that a writer killed at any of them
 /// leaves a store that opens, verifies clean, and holds the old version, the
 /// new one, or none.
 ///
-/// The environment variable `ASSETPACKS_CRASH_AT` names the point:
-/// `install.published` kills the process (`SIGKILL`, no clean-up of any
-/// kind) the first time it passes that point; `install.index.member#7` the
-/// seventh time. Without the variable a point costs one load and one
-/// branch. docs/coordination.md lists every point.
-enum CrashPoint {
-    /// The point to die at, read once from the environment.
-    private struct Target: Sendable {
-        let name: String
-        let occurrence: Int
+/// The library only reports the points: each `hit` calls the handler a test
+/// program installed with ``setHandler(_:)``, and does nothing else. Nothing
+/// here reads the environment or kills; the test helper
+/// (`Tests/assetpack-testhelper`) installs a handler that does. Without a
+/// handler a point costs one load and one branch. docs/coordination.md lists
+/// every point.
+package enum CrashPoint {
+    /// The handler each point calls.
+    package typealias Handler = @Sendable (StaticString) -> Void
 
-        init?(_ spec: UnsafePointer<CChar>?) {
-            guard let spec, let text = Optional(String(cString: spec)), !text.isEmpty else { return nil }
-            if let hash = text.lastIndex(of: "#"), let n = Int(text[text.index(after: hash)...]), n >= 1 {
-                name = String(text[..<hash])
-                occurrence = n
-            } else {
-                name = text
-                occurrence = 1
-            }
-        }
+    /// Whether a handler is installed: the only thing an un-hooked point
+    /// reads. Relaxed is enough: the handler itself is read under the lock.
+    private static let armed = Atomic<Bool>(false)
+    private static let handler = Mutex<Handler?>(nil)
+
+    /// Installs `handler`, called with the point's name every time a point
+    /// is passed, on the thread passing it; `nil` removes it. For test
+    /// programs only.
+    package static func setHandler(_ handler: Handler?) {
+        self.handler.withLock { $0 = handler }
+        armed.store(handler != nil, ordering: .relaxed)
     }
 
-    private static let target = Target(getenv("ASSETPACKS_CRASH_AT"))
-    private static let passes = Atomic<Int>(0)
-
-    /// Kills the process here if `ASSETPACKS_CRASH_AT` names this point (and
-    /// this is the named occurrence).
+    /// Calls the installed handler, if any, with this point's name.
     @inline(__always)
     static func hit(_ name: StaticString) {
-        guard let target else { return }
-        check(name, target)
+        guard armed.load(ordering: .relaxed) else { return }
+        report(name)
     }
 
-    private static func check(_ name: StaticString, _ target: Target) {
-        guard target.name == name.description else { return }
-        let pass = passes.wrappingAdd(1, ordering: .relaxed).newValue
-        guard pass == target.occurrence else { return }
-        kill(getpid(), SIGKILL)
-        while true { pause() }
+    @inline(never)
+    private static func report(_ name: StaticString) {
+        // Called outside the lock: the handler may not return (it kills).
+        let current = handler.withLock { $0 }
+        current?(name)
     }
 }

@@ -116,6 +116,16 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension StoreError {
+    /// What to report when no pack `id` is installed: `.invalidPackID` when
+    /// no pack could have that ID, else `.assetPackNotFound`. Only error
+    /// paths call it, so lookups that succeed never validate the ID.
+    public static func notInstalled(_ id: String) -> StoreError {
+        do { try PackID.validate(id) } catch { return error }
+        return .assetPackNotFound(id)
+    }
+}
+
 extension StoreError.PackIDProblem {
     /// The reason as a clause.
     public var text: String {

@@ -1,5 +1,6 @@
 import AssetArchive
 import Testing
+import TestSupport
 
 @Suite struct ChecksumTests {
     @Test func crc32KnownValues() {

@@ -1,11 +1,12 @@
 import AssetArchive
 import Foundation
 import Testing
+import TestSupport
 
 /// Independent witnesses: archives the writer makes must satisfy `unzip`
 /// and Python's `zipfile`, and archives those tools make must read here
 /// exactly as `unzip -p` extracts them. Fixtures are generated at test time.
-@Suite(.enabled(if: ExternalTool.available("unzip", "zip", "python3", "sh")))
+@Suite(.enabled(if: Program.available("unzip", "zip", "python3", "sh")))
 struct InteropTests {
     let directory = TemporaryDirectory()
 
@@ -25,9 +26,9 @@ struct InteropTests {
 
     @Test func unzipTestsWriterOutput() throws {
         let (path, _) = try writeSample()
-        let result = try ExternalTool.run("unzip", ["-t", path], in: directory.path)
+        let result = try Program.run("unzip", ["-t", path], directory: directory.path)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(String(decoding: result.stdout, as: UTF8.self).contains("No errors detected"))
+        #expect(result.out.contains("No errors detected"))
     }
 
     @Test func pythonReadsWriterOutputByteForByte() throws {
@@ -38,9 +39,9 @@ struct InteropTests {
             assert z.testzip() is None
             print(json.dumps({i.filename: hashlib.sha256(z.read(i)).hexdigest() for i in z.infolist()}))
             """
-        let output = try ExternalTool.run("python3", ["-c", script, path], in: directory.path)
+        let output = try Program.run("python3", ["-c", script, path], directory: directory.path)
         #expect(output.status == 0, "\(output.stderr)")
-        let digests = try JSONDecoder().decode([String: String].self, from: Data(output.stdout))
+        let digests = try JSONDecoder().decode([String: String].self, from: output.stdout)
         #expect(digests == inputs.mapValues { bytes in SHA256.hex(bytes.withUnsafeBytes { SHA256.hash($0) }) })
     }
 
@@ -58,10 +59,10 @@ struct InteropTests {
                 ours += try ZipArchive.extract(entry, from: b, archive: name)
             }
         }
-        let unzip = try ExternalTool.run("unzip", ["-p", path], in: directory.path)
+        let unzip = try Program.run("unzip", ["-p", path], directory: directory.path)
         #expect(unzip.status == 0, "\(unzip.stderr)")
         #expect(ours.count == unzip.stdout.count, "\(name)")
-        #expect(ours == unzip.stdout, "\(name)")
+        #expect(ours == unzip.stdoutBytes, "\(name)")
         return archive
     }
 
@@ -81,9 +82,9 @@ struct InteropTests {
 
     @Test func infoZipArchives() throws {
         try makeTree()
-        try ExternalTool.shell("zip -q -r deflated.zip tree", in: directory.path)
-        try ExternalTool.shell("zip -q -0 -r stored.zip tree", in: directory.path)
-        try ExternalTool.shell("zip -q -r - tree | cat > streamed-tree.zip", in: directory.path)
+        try Program.output("sh", ["-c", "zip -q -r deflated.zip tree"], directory: directory.path)
+        try Program.output("sh", ["-c", "zip -q -0 -r stored.zip tree"], directory: directory.path)
+        try Program.output("sh", ["-c", "zip -q -r - tree | cat > streamed-tree.zip"], directory: directory.path)
         let deflated = try expectReadsLikeUnzip("deflated.zip")
         #expect(deflated.entries.count == 4)
         #expect(deflated.directoryCount == 4)
@@ -98,8 +99,8 @@ struct InteropTests {
     }
 
     @Test func infoZipFromStandardInput() throws {
-        try ExternalTool.shell("printf 'hello from a pipe\\n%.0s' $(seq 1 500) | zip -q stdin.zip -", in: directory.path)
-        try ExternalTool.shell("printf 'streamed both ways\\n%.0s' $(seq 1 500) | zip -q - - | cat > stdout.zip", in: directory.path)
+        try Program.output("sh", ["-c", "printf 'hello from a pipe\\n%.0s' $(seq 1 500) | zip -q stdin.zip -"], directory: directory.path)
+        try Program.output("sh", ["-c", "printf 'streamed both ways\\n%.0s' $(seq 1 500) | zip -q - - | cat > stdout.zip"], directory: directory.path)
         let fromPipe = try expectReadsLikeUnzip("stdin.zip")
         #expect(fromPipe.entries.map(\.path) == ["-"])
         let streamed = try expectReadsLikeUnzip("stdout.zip")
@@ -139,7 +140,7 @@ struct InteropTests {
                     names["py-stream64.zip"] = [i.filename for i in z.infolist()]
             print(json.dumps(names))
             """
-        let output = try ExternalTool.python(script, in: directory.path)
+        let output = try Program.output("python3", ["-c", script], directory: directory.path)
         let names = try JSONDecoder().decode([String: [String]].self, from: Data(output))
         #expect(names.count == 5)
         for (archiveName, expected) in names.sorted(by: { $0.key < $1.key }) {
@@ -157,7 +158,7 @@ struct InteropTests {
                 for i in range(70000):
                     z.writestr(f"d{i % 100}/f{i}.txt", f"member {i}\\n")
             """
-        try ExternalTool.python(script, in: directory.path)
+        try Program.output("python3", ["-c", script], directory: directory.path)
         let path = directory.file("many.zip")
         let archive = try ZipArchive.open(path: path)
         #expect(archive.entries.count == 70_000)
@@ -167,8 +168,8 @@ struct InteropTests {
             let entry = archive.entries[index]
             #expect(entry.path == "d\(index % 100)/f\(index).txt")
             let ours = try bytes.withUnsafeBytes { try ZipArchive.extract(entry, from: $0, archive: "many.zip") }
-            let unzip = try ExternalTool.run("unzip", ["-p", path, entry.path], in: directory.path)
-            #expect(ours == unzip.stdout)
+            let unzip = try Program.run("unzip", ["-p", path, entry.path], directory: directory.path)
+            #expect(ours == unzip.stdoutBytes)
             #expect(ours == Array("member \(index)\n".utf8))
         }
     }

@@ -1,5 +1,6 @@
 import AssetArchive
 import Testing
+import TestSupport
 
 /// Nothing crashes on bad input: valid archives with bytes flipped, cut or
 /// inserted either parse (and then verify or fail with an `ArchiveError`)

@@ -1,6 +1,7 @@
 import AssetArchive
 import AssetSystem
 import Testing
+import TestSupport
 
 @Suite struct ParsePerformanceTests {
     /// 100,000 members parse in well under a second even in a debug build

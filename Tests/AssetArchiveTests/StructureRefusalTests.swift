@@ -1,5 +1,6 @@
 @testable import AssetArchive
 import Testing
+import TestSupport
 
 /// Refusals of the archive's structure: local headers and descriptors that
 /// disagree, members that overlap or overrun, end records that lie,

@@ -2,6 +2,7 @@
 import AssetSystem
 import Foundation
 import Testing
+import TestSupport
 
 /// `ArchiveWriter.write(_:comment:to:progress:)`'s reports.
 @Suite struct WriterProgressTests {

@@ -1,6 +1,7 @@
 @testable import AssetArchive
 import AssetSystem
 import Testing
+import TestSupport
 
 @Suite struct WriterTests {
     let directory = TemporaryDirectory()

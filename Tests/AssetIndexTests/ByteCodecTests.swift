@@ -1,5 +1,6 @@
 import AssetIndex
 import Testing
+import TestSupport
 
 @Suite struct ByteCodecTests {
     /// A record like the store's pack record.
@@ -100,7 +101,7 @@ import Testing
     }
 
     @Test func writerOutputServesAsKeyAndValue() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let members = env.database("members")
         var k = ByteWriter()

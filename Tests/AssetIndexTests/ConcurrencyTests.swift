@@ -2,6 +2,7 @@ import AssetIndex
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Counters shared by test threads.
 final class Tally: Sendable {
@@ -15,7 +16,7 @@ final class Tally: Sendable {
 
 @Suite struct ConcurrencyTests {
     @Test func readsReuseTheirReaderSlot() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let packs = env.database("packs")
         try env.write { txn in try txn.put(packs, key: key(1), value: value(1, count: 40)) }
@@ -33,7 +34,7 @@ final class Tally: Sendable {
     }
 
     @Test func nestedReadsTakeOneSlotEach() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let live = try env.read { _ in
             try env.read { _ in
@@ -48,7 +49,7 @@ final class Tally: Sendable {
     }
 
     @Test func threadsTakingTurnsShareOneSlot() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let tally = Tally()
         for _ in 0..<10 {
@@ -67,7 +68,7 @@ final class Tally: Sendable {
     /// rewrite ten keys and grow the map, see each generation whole or not at
     /// all, and never an older one after a newer.
     @Test func readersSeeWholeCommitsWhileTheMapGrows() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         var options = Environment.Options()
         options.mapSize = 1 << 20
         options.noSync = true
@@ -120,7 +121,7 @@ final class Tally: Sendable {
     }
 
     @Test func writersOnManyThreadsAreSerialized() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let packs = env.database("packs")
         let tally = Tally()
@@ -147,7 +148,7 @@ final class Tally: Sendable {
 
     @Test func writeInsideAReadIsAPreconditionFailure() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let scratch = Scratch()
+            let scratch = TemporaryDirectory("assetindex")
             let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
             try env.read { _ in try env.write { _ in } }
         }

@@ -1,6 +1,7 @@
 import AssetIndex
 import Foundation
 import Testing
+import TestSupport
 
 /// Another process shares the environment: a Python peer using liblmdb.
 @Suite(.enabled(if: PythonPeer.isAvailable, "needs python3 and liblmdb.so.0"))
@@ -14,7 +15,7 @@ struct CrossProcessTests {
     }
 
     @Test func aDeadProcessesReaderSlotIsListedAndCleared() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         let env = try open(dir)
         try env.read { _ in }
@@ -29,7 +30,7 @@ struct CrossProcessTests {
     }
 
     @Test func aReaderAdoptsTheMapAnotherProcessGrew() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         let env = try open(dir)
         let members = env.database("members")
@@ -45,7 +46,7 @@ struct CrossProcessTests {
     }
 
     @Test func aWriterAdoptsTheMapAnotherProcessGrew() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         let env = try open(dir)
         let members = env.database("members")
@@ -60,7 +61,7 @@ struct CrossProcessTests {
     }
 
     @Test func aNestedReadCannotAdoptAGrownMapAndSaysSo() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         let env = try open(dir)
         let members = env.database("members")

@@ -2,10 +2,11 @@ import AssetIndex
 import AssetSystem
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct EnvironmentTests {
     @Test func missingDirectoryIsAnErrorNamingThePath() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let path = scratch.path + "/no/such/index"
         do {
             _ = try Environment(path: path, databases: standardDatabases)
@@ -19,14 +20,14 @@ import Testing
     }
 
     @Test func aFileIsNotADirectory() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let path = scratch.path + "/file"
         #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
         #expect(throws: LMDBError(ENOTDIR)) { try Environment(path: path, databases: standardDatabases) }
     }
 
     @Test func createsFilesWithTheConfiguredMode() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         var options = Environment.Options()
         options.fileMode = 0o640
@@ -38,7 +39,7 @@ import Testing
     }
 
     @Test func secondOpenInOneProcessIsRefused() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         var first: Environment? = try Environment(path: dir, databases: standardDatabases)
         // Another spelling of the same directory is the same environment.
@@ -50,7 +51,7 @@ import Testing
     }
 
     @Test func databasesAndDataPersistAcrossReopening() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         do {
             let env = try Environment(path: dir, databases: standardDatabases)
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func reopeningADatabaseWithOtherFlagsFails() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         _ = try Environment(path: dir, databases: standardDatabases)
         #expect(throws: LMDBError.incompatible) {
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func readOnlyEnvironmentRefusesWritesAndMissingDatabases() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         do {
             let env = try Environment(path: dir, databases: standardDatabases)
@@ -97,7 +98,7 @@ import Testing
     }
 
     @Test func infoReportsSizes() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         var options = Environment.Options()
         options.mapSize = 3 << 20
         options.maxReaders = 50
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func noStaleReadersInAHealthyEnvironment() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         _ = try env.read { txn in try txn.count(env.database("packs")) }
         #expect(try env.clearStaleReaders() == 0)
@@ -124,7 +125,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func copyMakesAnOpenableBackup(compact: Bool) throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases)
         let members = env.database("members")
         try env.write { txn in

@@ -1,5 +1,6 @@
 import AssetIndex
 import Testing
+import TestSupport
 
 @Suite struct MapGrowthTests {
     static let mebibyte = 1 << 20
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func fiftyMebibytesInOneTransactionGrowTheMap() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         var runs = 0
         do {
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func fiftyMebibytesAcrossManyTransactionsGrowTheMap() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions())
         let members = env.database("members")
         var sizes: Set<Int> = []
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func aBodyThatSwallowsMapFullStillGetsAGrownMap() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions())
         let members = env.database("members")
         var sawMapFull = false
@@ -73,7 +74,7 @@ import Testing
     }
 
     @Test func theLimitStopsGrowthAndCommitsNothing() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(
             path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions(maximum: 4 * Self.mebibyte))
         let members = env.database("members")

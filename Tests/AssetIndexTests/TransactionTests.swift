@@ -1,5 +1,6 @@
 import AssetIndex
 import Testing
+import TestSupport
 
 /// An error a store might throw out of a transaction body.
 enum InstallError: Error, Equatable {
@@ -15,10 +16,14 @@ func packVersion(_ txn: borrowing some ReadableTransaction & ~Copyable, _ db: Da
 }
 
 @Suite struct TransactionTests {
-    let scratch = Scratch()
     let env: Environment
     let packs: Database
     let paths: Database
+    // After `env`: fields are destroyed in declaration order, and the
+    // directory must outlive the environment, or another test's new directory
+    // may get the freed inode while this one still claims it (EBUSY, "already
+    // open").
+    let scratch = TemporaryDirectory("assetindex")
 
     init() throws {
         env = try Environment(path: scratch.directory("index"), databases: standardDatabases)

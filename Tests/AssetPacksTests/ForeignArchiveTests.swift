@@ -2,14 +2,14 @@ import Foundation
 import Testing
 import AssetPacks
 import AssetArchive
+import TestSupport
 
 /// Archives from Python's zipfile install, and every member reads back as
 /// exactly the bytes Python put in.
 @Suite struct ForeignArchiveTests {
     @Test func everyMemberOfASeventyThousandEntryArchiveReadsBack() throws {
-        let root = FileManager.default.temporaryDirectory.path + "/foreign-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = TemporaryDirectory("foreign")
+        let root = directory.path
         // Python writes the archive (deflated and stored, a data-descriptor
         // stream, UTF-8 names) and a digest of every member.
         let script = """
@@ -30,12 +30,8 @@ import AssetArchive
                         digests[name] = hashlib.sha256(data).hexdigest()
             json.dump(digests, open(root + '/digests.json', 'w'))
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script, root]
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        let python = try Program.run("python3", ["-c", script, root])
+        #expect(python.status == 0, "\(python.stderr)")
         let digests = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/digests.json"))) as? [String: String])
         #expect(digests.count == 70001)
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AssetPacks
+import TestSupport
 
 @Suite struct ManifestTests {
     @Test func parsesApplesFormatWithComments() throws {
@@ -135,14 +136,9 @@ import AssetPacks
 
 @Suite struct PackagingTests {
     final class Tree {
-        let root = FileManager.default.temporaryDirectory.path + "/packaging-\(UUID().uuidString.prefix(8))"
-        init() { try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
-        deinit { try? FileManager.default.removeItem(atPath: root) }
-        func write(_ rel: String, _ text: String) throws {
-            let full = root + "/" + rel
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: URL(fileURLWithPath: full))
-        }
+        let directory = TemporaryDirectory("packaging")
+        var root: String { directory.path }
+        func write(_ rel: String, _ text: String) throws { try directory.write(rel, text) }
         func manifest(_ selectors: String) throws -> String {
             try write("manifest.json", #"{"assetPackID":"p","downloadPolicy":{"onDemand":{}},"fileSelectors":["# + selectors + "]}")
             return root + "/manifest.json"

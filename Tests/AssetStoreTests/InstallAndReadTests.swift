@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 @Suite struct InstallAndReadTests {
     let image = [0x89, 0x50, 0x4e, 0x47] + noise(200_000, seed: 3)

@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 @testable import AssetStore
 import AssetSystem
+import TestSupport
 
 /// The lookup cache serves answers only for the commit they were read at:
 /// every commit, by this store or another process, is seen by the next read.
@@ -57,21 +58,6 @@ import AssetSystem
 
     /// Runs the `assetpack` binary built beside the test bundle.
     func runAssetpack(_ args: [String]) throws -> Int32 {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var binary = "assetpack"
-        for _ in 0..<4 {
-            if FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("assetpack").path) {
-                binary = dir.appendingPathComponent("assetpack").path
-                break
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        return p.terminationStatus
+        try Program.run(Program.built("assetpack"), args).status
     }
 }

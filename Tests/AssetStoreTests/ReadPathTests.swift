@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 /// The read path's caches: archive mappings found again by key, and the
 /// bytes handed out keeping their pages mapped by themselves.

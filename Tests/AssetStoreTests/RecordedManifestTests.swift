@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import AssetStore
 
 /// The manifest a pack records in its archive comment: refusals that say

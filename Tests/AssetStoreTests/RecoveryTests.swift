@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 /// What writers killed mid-way leave behind is reclaimed by the next writer
 /// of the same pack and by `collectGarbage`; never by merely opening the

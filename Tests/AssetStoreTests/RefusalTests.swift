@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 /// Refused installs leave the container exactly as it was.
 @Suite struct RefusalTests {
@@ -13,7 +14,7 @@ import AssetSystem
         let f = StoreFixture()
         let store = try f.store()
         try store.install(packAt: try f.pack("good.zip", id: "good", ["a": [1, 2, 3]]))
-        let before = f.snapshotOfContainer()
+        let before = containerFiles(f.container.path)
         let records = try store.allPackRecords()
         let path = try bad(f)
         do {
@@ -22,7 +23,7 @@ import AssetSystem
         } catch {
             #expect(check(error), "unexpected error \(error)")
         }
-        #expect(f.snapshotOfContainer() == before)
+        #expect(containerFiles(f.container.path) == before)
         #expect(try store.allPackRecords() == records)
         #expect(Array(try store.contents(at: "a", inPack: "good")) == [1, 2, 3])
         #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)

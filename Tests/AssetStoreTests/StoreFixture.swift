@@ -2,19 +2,18 @@ import Foundation
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 /// A temporary directory with a container and helpers to make packs.
 final class StoreFixture {
-    let root: String
+    private let directory: TemporaryDirectory
     let container: GroupContainer
+    var root: String { directory.path }
 
     init(_ label: String = "store") {
-        root = FileManager.default.temporaryDirectory.path + "/assetstore-\(label)-\(UUID().uuidString.prefix(8))"
-        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        container = GroupContainer(path: root + "/container")
+        directory = TemporaryDirectory("assetstore-\(label)")
+        container = GroupContainer(path: directory.file("container"))
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func store(_ options: AssetStore.Options = .init()) throws -> AssetStore {
         try AssetStore(container: container, options: options)
@@ -32,28 +31,6 @@ final class StoreFixture {
         return path
     }
 
-    /// Every file name under the container, recursively, with sizes — to
-    /// show that a refused install changed nothing.
-    func snapshotOfContainer() -> [String: Int] {
-        var result: [String: Int] = [:]
-        let fm = FileManager.default
-        guard let e = fm.enumerator(atPath: container.path) else { return [:] }
-        while let name = e.nextObject() as? String {
-            if name.hasPrefix("index/") || name.hasPrefix("locks/") { continue }
-            let attrs = try? fm.attributesOfItem(atPath: container.path + "/" + name)
-            result[name] = (attrs?[.size] as? Int) ?? -1
-        }
-        return result
-    }
-}
-
-/// Deterministic bytes.
-func noise(_ count: Int, seed: UInt64) -> [UInt8] {
-    var x = seed | 1
-    return (0..<count).map { _ in
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17
-        return UInt8(truncatingIfNeeded: x)
-    }
 }
 
 func text(_ count: Int, _ word: String = "asset ") -> [UInt8] {

@@ -3,6 +3,7 @@ import Testing
 import AssetArchive
 import AssetStore
 import AssetSystem
+import TestSupport
 
 @Suite struct VerifyAndStagingTests {
     @Test func cleanContainerHasNoFindings() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AssetSystem
+import TestSupport
 
 @Suite struct FileDescriptorTests {
     @Test func openMissingFileNamesThePath() {
@@ -15,7 +16,7 @@ import AssetSystem
 
     @Test func preadReadsAtOffsetAndStopsAtEnd() throws {
         let dir = TemporaryDirectory()
-        let path = dir.file("f", contents: Array(0..<100))
+        let path = try dir.write("f", Array(0..<100))
         let fd = try FileDescriptor.open(path)
         #expect(try fd.read(count: 10, at: 90) == Array(90..<100))
         #expect(try fd.read(count: 50, at: 95) == Array(95..<100))
@@ -26,7 +27,7 @@ import AssetSystem
 
     @Test func descriptorsAreCloseOnExec() throws {
         let dir = TemporaryDirectory()
-        let fd = try FileDescriptor.open(dir.file("f", contents: [1]))
+        let fd = try FileDescriptor.open(dir.write("f", [1]))
         let flags = try String(contentsOfFile: "/proc/self/fdinfo/\(fd.rawValue)", encoding: .utf8)
         let line = flags.split(separator: "\n").first { $0.hasPrefix("flags:") }!
         let octal = Int(line.split(separator: "\t").last!.trimmingCharacters(in: .whitespaces), radix: 8)!
@@ -35,7 +36,7 @@ import AssetSystem
 
     @Test func reopenGivesAnIndependentOffset() throws {
         let dir = TemporaryDirectory()
-        let fd = try FileDescriptor.open(dir.file("f", contents: Array(0..<10)))
+        let fd = try FileDescriptor.open(dir.write("f", Array(0..<10)))
         try fd.seek(to: 5)
         let other = try fd.reopenReadOnly()
         var one = [UInt8](repeating: 0, count: 1)
@@ -46,7 +47,7 @@ import AssetSystem
     @Test func copyMovesBytesBetweenFiles() throws {
         let dir = TemporaryDirectory()
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let source = try FileDescriptor.open(dir.file("src", contents: bytes))
+        let source = try FileDescriptor.open(dir.write("src", bytes))
         let target = try FileDescriptor.open(dir.path + "/dst", [.readWrite, .create, .exclusive])
         try target.copy(count: 200_000, from: source, at: 50_000, to: 0)
         #expect(try target.read(count: 300_000, at: 0) == Array(bytes[50_000..<250_000]))
@@ -54,8 +55,8 @@ import AssetSystem
 
     @Test func renameWithoutReplaceRefusesExistingName() throws {
         let dir = TemporaryDirectory()
-        _ = dir.file("a", contents: [1])
-        _ = dir.file("b", contents: [2])
+        try dir.write("a", [1])
+        try dir.write("b", [2])
         #expect(throws: Errno.fileExists) {
             try FileSystem.rename(dir.path + "/a", to: dir.path + "/b", noReplace: true)
         }
@@ -78,7 +79,7 @@ import AssetSystem
         try FileSystem.createDirectories(dir.path + "/a/b/c")
         try FileSystem.createDirectories(dir.path + "/a/b/c")
         #expect(try FileDescriptor.status(of: dir.path + "/a/b/c")?.isDirectory == true)
-        _ = dir.file("plain", contents: [1])
+        try dir.write("plain", [1])
         #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain") }
         #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain/sub") }
     }

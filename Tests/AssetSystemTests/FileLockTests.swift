@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AssetSystem
+import TestSupport
 
 @Suite struct FileLockTests {
     @Test func secondDescriptionIsExcludedAndTimesOut() throws {
@@ -31,7 +32,7 @@ import AssetSystem
 @Suite struct UnixSocketTests {
     @Test func passesADescriptorAndReportsCredentials() throws {
         let dir = TemporaryDirectory()
-        let path = dir.file("payload", contents: Array("over the socket".utf8))
+        let path = try dir.write("payload", Array("over the socket".utf8))
         let pair = try UnixSocket.pair()
         let file = try FileDescriptor.open(path)
         try pair.first.sendAll([42], passing: file.rawValue)

@@ -1,11 +1,12 @@
 import Testing
 import AssetSystem
+import TestSupport
 
 @Suite struct MappedRegionTests {
     @Test func mapsTheWholeFileAndOutlivesUnlink() throws {
         let dir = TemporaryDirectory()
         let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0) }
-        let path = dir.file("m", contents: bytes)
+        let path = try dir.write("m", bytes)
         let region = try MappedRegion(mapping: try FileDescriptor.open(path), count: bytes.count)
         try FileSystem.unlink(path)
         #expect(Array(region.bytes) == bytes)
@@ -14,7 +15,7 @@ import AssetSystem
 
     @Test func emptyFileMapsNothing() throws {
         let dir = TemporaryDirectory()
-        let region = try MappedRegion(mapping: try FileDescriptor.open(dir.file("e", contents: [])), count: 0)
+        let region = try MappedRegion(mapping: try FileDescriptor.open(dir.write("e", [])), count: 0)
         #expect(region.baseAddress == nil)
         #expect(region.bytes.isEmpty)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import AssetSystem
 
 /// The open flags, `AT_FDCWD`, `SEEK_SET` and file types that AssetSystem
@@ -9,7 +10,7 @@ import AssetSystem
 @Suite struct SystemConstantsTests {
     @Test func directoryOptionRefusesARegularFile() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("f", contents: [1])
+        let file = try dir.write("f", [1])
         #expect(throws: Errno.notDirectory) { _ = try FileDescriptor.open(file, .directory) }
         let isDirectory = try FileDescriptor.open(dir.path, .directory).status().isDirectory
         #expect(isDirectory)
@@ -17,7 +18,7 @@ import AssetSystem
 
     @Test func noFollowRefusesASymbolicLink() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("f", contents: [1])
+        let file = try dir.write("f", [1])
         try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: file)
         #expect(throws: Errno.tooManySymbolicLinkLevels) { _ = try FileDescriptor.open(dir.path + "/link", .noFollow) }
         #expect(try FileDescriptor.open(dir.path + "/link").read(count: 1, at: 0) == [1])
@@ -26,14 +27,14 @@ import AssetSystem
 
     @Test func pathOptionNamesTheFileWithoutOpeningIt() throws {
         let dir = TemporaryDirectory()
-        let fd = try FileDescriptor.open(dir.file("f", contents: [1, 2, 3]), .path)
+        let fd = try FileDescriptor.open(try dir.write("f", [1, 2, 3]), .path)
         #expect(try fd.status().size == 3)
         #expect(throws: Errno.badFileDescriptor) { _ = try fd.read(count: 1, at: 0) }
     }
 
     @Test func accessModesAllowWhatTheySay() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("f", contents: [1, 2])
+        let file = try dir.write("f", [1, 2])
         let reading = try FileDescriptor.open(file, .readOnly)
         #expect(try reading.read(count: 2, at: 0) == [1, 2])
         #expect(throws: Errno.badFileDescriptor) { try reading.write([3], at: 0) }
@@ -58,7 +59,7 @@ import AssetSystem
 
     @Test func seekIsFromTheStart() throws {
         let dir = TemporaryDirectory()
-        let fd = try FileDescriptor.open(dir.file("f", contents: [0, 1, 2, 3]))
+        let fd = try FileDescriptor.open(try dir.write("f", [0, 1, 2, 3]))
         var two = [UInt8](repeating: 0, count: 2)
         let first = try two.withUnsafeMutableBytes { try fd.readSome(into: $0) }
         #expect(first == 2)
@@ -80,7 +81,7 @@ import AssetSystem
     @Test(arguments: Origin.allCases)
     func descriptorsAreCloseOnExecWithoutAsking(_ origin: Origin) throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("f", contents: [1])
+        let file = try dir.write("f", [1])
         var closeOnExec: [Bool]
         switch origin {
         case .open:
@@ -129,7 +130,7 @@ import AssetSystem
 
     @Test func descriptorAnchorResolvesAgainstTheDirectory() throws {
         let dir = TemporaryDirectory()
-        _ = dir.file("f", contents: [5])
+        _ = try dir.write("f", [5])
         let directory = try FileDescriptor.open(dir.path, .directory)
         let anchor = DirectoryAnchor.descriptor(directory.rawValue)
         #expect(try FileDescriptor.open("f", relativeTo: anchor).readToEnd() == [5])
@@ -138,7 +139,7 @@ import AssetSystem
 
     @Test func statusTellsTheFileType() throws {
         let dir = TemporaryDirectory()
-        let file = dir.file("f", contents: [1])
+        let file = try dir.write("f", [1])
         try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: file)
         _ = try UnixListener(path: dir.path + "/sock")
         let kinds = try ["f", "link", "sock", "."].map { name throws -> [Bool] in

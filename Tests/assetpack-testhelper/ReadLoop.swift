@@ -1,5 +1,5 @@
 import Foundation
-import AssetPacks
+import AssetStore
 
 /// A reader process for the stress test: reads the common members of the
 /// stress pack over and over — as zero-copy bytes, through descriptors and
@@ -24,7 +24,7 @@ enum ReadLoop {
         let deadline = Date().addingTimeInterval(options.double("seconds", default: 3))
         let expected = StressPack.expected(versions: versions)
         let members = StressPack.common
-        let manager = try AssetPackManager(container: GroupContainer(path: options.string("container")), options: options.storeOptions())
+        let store = try AssetStore(container: GroupContainer(path: options.string("container")), options: options.storeOptions())
 
         var reads = 0, bytes = 0, notFound = 0, heldChecks = 0, archiveMissing = 0
         var byVersion: [Int: Int] = [:]
@@ -59,13 +59,12 @@ enum ReadLoop {
                 var h: Held?
                 switch mode {
                 case 0:
-                    let data = try manager.contents(at: member.path, searchingInAssetPackWithID: id)
+                    let data = try store.contents(at: member.path, inPack: id)
                     version = data.withUnsafeBytes { check($0, path: member.path, how: "contents") }
                     bytes += data.count
                     if let version { h = Held(data: data, version: version, path: member.path) }
                 default:
-                    let d = try manager.descriptor(for: member.path, searchingInAssetPackWithID: id,
-                                                   options: mode == 2 ? .standalone : [])
+                    let d = try store.descriptor(for: member.path, inPack: id, options: mode == 2 ? .standalone : [])
                     let (offset, length) = (d.offset, d.length)
                     let fd = d.take()
                     let got = readAll(fd, offset: offset, length: length)

@@ -1,6 +1,6 @@
 import Foundation
 import AssetArchive
-import AssetPacks
+import AssetStore
 
 /// The pack the stress and crash tests install in many versions. Every
 /// member's bytes are a function of (version, path) and begin with the

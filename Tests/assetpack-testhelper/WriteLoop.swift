@@ -1,6 +1,6 @@
 import Foundation
-import AssetPacks
 import AssetIndex
+import AssetStore
 
 /// A writer process for the stress test: installs versions of the stress
 /// pack one after another, and every other round removes it, until the time
@@ -11,7 +11,7 @@ enum WriteLoop {
         let dir = options.string("dir")
         let versions = options.int("versions")
         let deadline = Date().addingTimeInterval(options.double("seconds", default: 3))
-        let manager = try AssetPackManager(container: GroupContainer(path: options.string("container")), options: options.storeOptions())
+        let store = try AssetStore(container: GroupContainer(path: options.string("container")), options: options.storeOptions())
         var counts: [String: Int] = [:]
         var errors: [String] = []
         var step = options.int("start", default: 0)
@@ -22,10 +22,10 @@ enum WriteLoop {
             do throws(StoreError) {
                 if slot == versions {
                     guard round % 2 == 1 else { continue }
-                    try manager.remove(assetPackWithID: id)
+                    try store.remove(pack: id)
                     counts["removed", default: 0] += 1
                 } else {
-                    let result = try manager.installPack(at: dir + "/v\(slot + 1).zip")
+                    let result = try store.install(packAt: dir + "/v\(slot + 1).zip")
                     counts[result.change.rawValue, default: 0] += 1
                 }
             } catch .assetPackNotFound {

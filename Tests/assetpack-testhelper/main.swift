@@ -1,18 +1,19 @@
 import Foundation
+import AssetStore
 import AssetPacks
 
 /// `assetpack-testhelper`: the other processes of the cross-process tests
 /// (readers and writers that hammer one container, a process that dies
-/// holding an index snapshot, a bare echo server) and the release-mode
-/// descriptor benchmark. It is a separate executable so that test-only
-/// code stays out of `assetpack`; tests find it next to `assetpack`.
+/// holding an index snapshot, writers that die at a crash point). It is a
+/// separate executable so that test-only code stays out of `assetpack`;
+/// tests find it next to `assetpack`.
 ///
 ///     make-packs  --dir D --id ID --versions N
 ///     read-loop   --container C --id ID --versions N --seconds S [--map-size B]
 ///     write-loop  --container C --id ID --dir D --versions N --seconds S [--start K] [--map-size B]
 ///     hold-snapshot --container C
-///     echo-server --socket P [--pass-fd FILE]
-///     bench       --assetpack PATH [--seconds S] [--runs R]
+///     install     --container C --pack FILE    (ASSETPACKS_CRASH_AT=point[#n] kills it there)
+///     remove      --container C --id ID        (likewise)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -32,7 +33,6 @@ struct Options {
         guard let v = values[name] else { fail("missing --\(name)") }
         return v
     }
-    func optional(_ name: String) -> String? { values[name] }
     func int(_ name: String, default d: Int? = nil) -> Int {
         guard let v = values[name] ?? d.map(String.init), let n = Int(v) else { fail("--\(name) needs a number") }
         return n
@@ -70,10 +70,10 @@ do {
         report(try WriteLoop.run(options))
     case "hold-snapshot":
         try HoldSnapshot.run(options)
-    case "echo-server":
-        try EchoServer.run(options)
-    case "bench":
-        try Bench.run(options)
+    case "install":
+        report(try CrashingWriter.install(options))
+    case "remove":
+        report(try CrashingWriter.remove(options))
     default:
         fail("unknown subcommand '\(args[1])'")
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct CommandLineTests {
-    func sample(_ s: Scratch) throws -> String {
+    func sample(_ s: TemporaryDirectory) throws -> String {
         try s.write("src/manifest.json", """
             {
               // comments are allowed
@@ -19,22 +20,22 @@ import Testing
     }
 
     @Test func packageIsDeterministicAndUnzipAccepts() throws {
-        let s = Scratch("package")
+        let s = TemporaryDirectory("assetpack-package")
         let manifest = try sample(s)
         #expect(try CLI.assetpack(["package", manifest, "-o", s.path + "/a.zip"]).status == 0)
         // Touch the sources: timestamps must not leak into the pack.
         try s.write("src/notes.txt", String(repeating: "notes ", count: 1000))
         #expect(try CLI.assetpack(["package", manifest, "-o", s.path + "/b.zip"]).status == 0)
         #expect(try s.read("a.zip") == s.read("b.zip"))
-        let test = try CLI.run("unzip", ["-t", s.path + "/a.zip"])
+        let test = try Program.run("unzip", ["-t", s.path + "/a.zip"])
         #expect(test.status == 0, "\(test.out)")
         #expect(test.out.contains("No errors detected"))
-        let list = try CLI.run("unzip", ["-Z1", s.path + "/a.zip"])
+        let list = try Program.run("unzip", ["-Z1", s.path + "/a.zip"])
         #expect(list.out.split(separator: "\n").sorted() == ["media/clip.mp4", "media/icon.png", "notes.txt"])
     }
 
     @Test func installListCatRemove() throws {
-        let s = Scratch("flow")
+        let s = TemporaryDirectory("assetpack-flow")
         let manifest = try sample(s)
         #expect(try CLI.assetpack(["package", manifest, "-o", s.path + "/p.zip"]).status == 0)
         let install = try CLI.assetpack(["install", s.path + "/p.zip"], container: s.container)
@@ -45,8 +46,8 @@ import Testing
         #expect(packs?.first?["downloadPolicy"] as? String == "essential")
         let members = try CLI.assetpack(["ls", "com.example.cli", "--prefix", "media"], container: s.container)
         #expect(members.out.contains("media/clip.mp4") && !members.out.contains("notes.txt"))
-        #expect(try CLI.assetpack(["cat", "media/clip.mp4"], container: s.container).stdout == s.read("src/media/clip.mp4"))
-        #expect(try CLI.assetpack(["cat", "notes.txt", "--descriptor"], container: s.container).stdout == s.read("src/notes.txt"))
+        #expect(try CLI.assetpack(["cat", "media/clip.mp4"], container: s.container).stdoutBytes == s.read("src/media/clip.mp4"))
+        #expect(try CLI.assetpack(["cat", "notes.txt", "--descriptor"], container: s.container).stdoutBytes == s.read("src/notes.txt"))
         #expect(try CLI.assetpack(["verify", "--deep"], container: s.container).status == 0)
         #expect(try CLI.assetpack(["rm", "com.example.cli"], container: s.container).status == 0)
         let gone = try CLI.assetpack(["cat", "notes.txt", "--pack", "com.example.cli"], container: s.container)
@@ -55,19 +56,19 @@ import Testing
     }
 
     /// Writes a bad pack of the given kind and returns its path.
-    func badPack(_ kind: String, _ s: Scratch) throws -> String {
+    func badPack(_ kind: String, _ s: TemporaryDirectory) throws -> String {
         switch kind {
         case "junk":
             try s.write("junk.zip", noise(500, seed: 5))
             return s.path + "/junk.zip"
         case "truncated":
-            _ = try CLI.run("zip", ["-q", s.path + "/t.zip", "-"], stdin: Data(noise(20_000, seed: 6)))
+            _ = try Program.run("zip", ["-q", s.path + "/t.zip", "-"], stdin: Data(noise(20_000, seed: 6)))
             let d = try s.read("t.zip")
-            try d.prefix(d.count / 2).write(to: URL(fileURLWithPath: s.path + "/t.zip"))
+            try s.write("t.zip", Array(d.prefix(d.count / 2)))
             return s.path + "/t.zip"
         case "traversal":
             let script = "import zipfile,sys\nwith zipfile.ZipFile(sys.argv[1],'w') as z: z.writestr('../evil.txt','x')"
-            _ = try CLI.run("python3", ["-c", script, s.path + "/evil.zip"])
+            _ = try Program.run("python3", ["-c", script, s.path + "/evil.zip"])
             return s.path + "/evil.zip"
         default:
             return s.path + "/nothing-here.zip"
@@ -76,25 +77,25 @@ import Testing
 
     @Test(arguments: ["junk", "truncated", "traversal", "missing"])
     func badInstallExitsOneWithOneLineAndChangesNothing(kind: String) throws {
-        let s = Scratch("bad-\(kind)")
+        let s = TemporaryDirectory("assetpack-bad-\(kind)")
         let manifest = try sample(s)
         #expect(try CLI.assetpack(["package", manifest, "-o", s.path + "/good.zip"]).status == 0)
         #expect(try CLI.assetpack(["install", s.path + "/good.zip"], container: s.container).status == 0)
-        let before = s.containerFiles()
+        let before = containerFiles(s.container)
         let bad = try badPack(kind, s)
         let r = try CLI.assetpack(["install", bad, "--id", "bad"], container: s.container)
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("assetpack install: error: "))
         #expect(r.stderr.filter { $0 == "\n" }.count == 1, "\(r.stderr)")
-        #expect(s.containerFiles() == before)
+        #expect(containerFiles(s.container) == before)
         #expect(try CLI.assetpack(["verify", "--deep"], container: s.container).status == 0)
-        #expect(try CLI.assetpack(["cat", "notes.txt"], container: s.container).stdout == s.read("src/notes.txt"))
+        #expect(try CLI.assetpack(["cat", "notes.txt"], container: s.container).stdoutBytes == s.read("src/notes.txt"))
     }
 
     @Test func traversalErrorNamesTheMember() throws {
-        let s = Scratch("traversal")
+        let s = TemporaryDirectory("assetpack-traversal")
         let script = "import zipfile,sys\nwith zipfile.ZipFile(sys.argv[1],'w') as z: z.writestr('a/../../evil.txt','x')"
-        _ = try CLI.run("python3", ["-c", script, s.path + "/evil.zip"])
+        _ = try Program.run("python3", ["-c", script, s.path + "/evil.zip"])
         let r = try CLI.assetpack(["install", s.path + "/evil.zip"], container: s.container)
         #expect(r.status == 1)
         #expect(r.stderr.contains("a/../../evil.txt"))
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func templatePackagesAfterFillingIn() throws {
-        let s = Scratch("template")
+        let s = TemporaryDirectory("assetpack-template")
         let t = try CLI.assetpack(["template"])
         #expect(t.status == 0)
         try s.write("manifest.json", t.out)
@@ -134,7 +135,7 @@ import Testing
     }
 
     @Test func manifestErrorNamesTheField() throws {
-        let s = Scratch("manifest")
+        let s = TemporaryDirectory("assetpack-manifest")
         try s.write("m.json", "{\"assetPackID\": \"x\", \"downloadPolicy\": {\"sometimes\": {}}, \"fileSelectors\": [{\"file\": \"a\"}]}")
         let r = try CLI.assetpack(["package", s.path + "/m.json", "-o", s.path + "/o.zip"])
         #expect(r.status == 1)

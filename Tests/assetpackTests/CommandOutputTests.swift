@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// CRC-32 (IEEE, as ZIP uses), computed here so the test does not trust the
 /// code it checks.
@@ -14,7 +15,7 @@ func crc32(_ bytes: [UInt8]) -> UInt32 {
 
 /// Packages `files` under a manifest for pack `id` with `assetpack package`;
 /// returns the pack's path.
-func makePack(_ s: Scratch, id: String, files: [String: [UInt8]]) throws -> String {
+func makePack(_ s: TemporaryDirectory, id: String, files: [String: [UInt8]]) throws -> String {
     let dir = "src-\(id)"
     for (path, bytes) in files { try s.write("\(dir)/\(path)", bytes) }
     let selectors = files.keys.sorted().map { "{ \"file\": \"\($0)\" }" }.joined(separator: ", ")
@@ -43,7 +44,7 @@ func words(_ line: String) -> [(word: String, start: Int, end: Int)] {
     return result
 }
 
-func jsonValue(_ r: CLI.Result) throws -> Any {
+func jsonValue(_ r: Program.Result) throws -> Any {
     #expect(r.status == 0, "\(r.stderr)")
     return try JSONSerialization.jsonObject(with: r.stdout)
 }
@@ -56,7 +57,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
     let media = noise(5_000, seed: 9)
 
     @Test func installAndListJSONKeepTheirKeysAndValues() throws {
-        let s = Scratch("json-install")
+        let s = TemporaryDirectory("json-install")
         let one = try makePack(s, id: "com.example.one", files: ["only.txt": Array("hello\n".utf8)])
         let installed = try #require(try jsonValue(CLI.assetpack(["install", one, "--json"], container: s.container)) as? [String: Any])
         #expect(Set(installed.keys) == Self.packKeys.union(["change"]))
@@ -88,7 +89,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
     }
 
     @Test func memberListJSON() throws {
-        let s = Scratch("json-members")
+        let s = TemporaryDirectory("json-members")
         let pack = try makePack(s, id: "members", files: ["levels/1.txt": text, "media/click.ogg": media])
         #expect(try CLI.assetpack(["install", pack], container: s.container).status == 0)
         let r = try CLI.assetpack(["ls", "members", "--json"], container: s.container)
@@ -105,7 +106,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
     }
 
     @Test func inspectJSONWritesEveryCRCInEightHexDigits() throws {
-        let s = Scratch("json-inspect")
+        let s = TemporaryDirectory("json-inspect")
         // A member whose CRC-32 has a leading zero hex digit.
         let probe = try #require((0..<10_000).lazy.map { Array("crc probe \($0)\n".utf8) }.first { crc32($0) < 0x1000_0000 })
         let files = ["probe.txt": probe, "levels/1.txt": text, "media/click.ogg": media]
@@ -131,7 +132,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
 
         // A plain ZIP says it has no recorded manifest, and what it installs as.
         let script = "import zipfile,sys\nwith zipfile.ZipFile(sys.argv[1],'w') as z: z.writestr('a.txt','x')"
-        #expect(try CLI.run("python3", ["-c", script, s.path + "/plain.zip"]).status == 0)
+        #expect(try Program.run("python3", ["-c", script, s.path + "/plain.zip"]).status == 0)
         let plain = try #require(try jsonValue(CLI.assetpack(["inspect", s.path + "/plain.zip", "--json"])) as? [String: Any])
         #expect(plain["recordedManifest"] as? Bool == false)
         #expect(plain["assetPackID"] as? String == "plain")
@@ -139,7 +140,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
     }
 
     @Test func verifyJSONKeepsItsKeys() throws {
-        let s = Scratch("json-verify")
+        let s = TemporaryDirectory("json-verify")
         let pack = try makePack(s, id: "checked", files: ["levels/1.txt": text, "media/click.ogg": media])
         #expect(try CLI.assetpack(["install", pack], container: s.container).status == 0)
         let keys: Set<String> = ["container", "deep", "repair", "dryRun", "packsChecked", "membersChecked",
@@ -160,7 +161,7 @@ func jsonValue(_ r: CLI.Result) throws -> Any {
     }
 
     @Test func lsAndInspectAlignColumnsAndCountFiles() throws {
-        let s = Scratch("columns")
+        let s = TemporaryDirectory("columns")
         let one = try makePack(s, id: "com.example.one", files: ["only.txt": Array("hello\n".utf8)])
         let many = try makePack(s, id: "com.example.a-longer-id", files: ["levels/1.txt": text, "media/click.ogg": media,
                                                                           "a.txt": Array("a\n".utf8)])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What each subcommand must offer, written out here rather than read from
 /// the declarations, so that an option dropped or renamed fails a test.
@@ -39,7 +40,7 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["install", "a.zip", "b.zip"], message: "unexpected argument 'b.zip'"),
         Surface(name: "ls", options: ["--prefix <dir>", "--json"] + container, arguments: ["<pack-id>"],
                 refused: ["ls", "--prefix"], message: "option '--prefix' needs a value"),
-        Surface(name: "cat", options: ["--pack <id>", "--descriptor", "--daemon", "--standalone"] + container, arguments: ["<path>"],
+        Surface(name: "cat", options: ["--pack <id>", "--descriptor", "--daemon", "--standalone", "--no-check"] + container, arguments: ["<path>"],
                 refused: ["cat", "--bogus", "a.txt"], message: "unknown option '--bogus'"),
         Surface(name: "rm", options: container + ["--lock-timeout <seconds>"], arguments: ["<pack-id>"],
                 refused: ["rm", "p", "--lock-timeout", "soon"], message: "'--lock-timeout' needs a non-negative number, not 'soon'"),
@@ -140,7 +141,7 @@ struct HelpSections {
 
     @Test(arguments: Surface.all)
     func usageErrorSaysWhatUsageAndWhereToLook(_ surface: Surface) throws {
-        let s = Scratch("usage-\(surface.name)")
+        let s = TemporaryDirectory("usage-\(surface.name)")
         let r = try CLI.assetpack(surface.refused, container: s.path + "/absent")
         #expect(r.status == surface.exitCode, "\(r.stderr)")
         #expect(r.stdout.isEmpty)

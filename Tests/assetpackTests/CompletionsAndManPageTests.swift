@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Whether `program` is on PATH (zsh and fish may not be installed).
 func onPath(_ program: String) -> Bool {
@@ -10,7 +11,7 @@ func onPath(_ program: String) -> Bool {
 
 @Suite struct CompletionsAndManPageTests {
     @Test func bashScriptLoadsAndRegisters() throws {
-        let r = try CLI.run("bash", ["-c", "source <(\"$0\" completions bash) && complete -p assetpack", CLI.binary])
+        let r = try Program.run("bash", ["-c", "source <(\"$0\" completions bash) && complete -p assetpack", CLI.binary])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         #expect(r.out == "complete -F _assetpack assetpack\n")
@@ -25,13 +26,13 @@ func onPath(_ program: String) -> Bool {
             _assetpack
             printf '%s\\n' "${COMPREPLY[@]}"
             """
-        let r = try CLI.run("bash", ["-c", script, CLI.binary, "assetpack"] + words, directory: directory)
+        let r = try Program.run("bash", ["-c", script, CLI.binary, "assetpack"] + words, directory: directory)
         #expect(r.status == 0, "\(words): \(r.stderr)")
         return r.out.split(separator: "\n").map(String.init).sorted()
     }
 
     @Test func bashCompletesSubcommandsOptionsAndPaths() throws {
-        let s = Scratch("complete-bash")
+        let s = TemporaryDirectory("complete-bash")
         try s.write("pack.zip", "x")
         try s.write("dir/inner.txt", "x")
         let names = Surface.all.map(\.name)
@@ -74,7 +75,7 @@ func onPath(_ program: String) -> Bool {
             let path = FileManager.default.temporaryDirectory.path + "/assetpack-completion-\(UUID().uuidString).\(shell)"
             try r.stdout.write(to: URL(fileURLWithPath: path))
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let check = try CLI.run(shell, [shell == "zsh" ? "-n" : "--no-execute", path])
+            let check = try Program.run(shell, [shell == "zsh" ? "-n" : "--no-execute", path])
             #expect(check.status == 0, "\(check.stderr)")
         }
     }
@@ -106,7 +107,7 @@ func onPath(_ program: String) -> Bool {
             let path = FileManager.default.temporaryDirectory.path + "/assetpack-\(UUID().uuidString).1"
             try r.stdout.write(to: URL(fileURLWithPath: path))
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let check = try CLI.run("groff", ["-man", "-Tutf8", "-ww", "-z", path])
+            let check = try Program.run("groff", ["-man", "-Tutf8", "-ww", "-z", path])
             #expect(check.status == 0 && check.stderr.isEmpty, "\(check.stderr)")
         }
     }

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import AssetPacks
+import AssetSystem
+import AssetStore
+import TestSupport
 
 /// Two processes installing the same pack at the same moment: one installs,
 /// the other waits on the pack's lock and finds it installed; both succeed.
@@ -24,7 +27,7 @@ import AssetPacks
     /// Both installs are started while the test holds the pack lock, and
     /// let go only once the kernel shows both of them waiting on it.
     @Test(.timeLimit(.minutes(1))) func twoInstallersMeetAtThePackLock() throws {
-        let s = Scratch("same-pack")
+        let s = TemporaryDirectory("assetpack-same-pack")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         let container = GroupContainer(path: s.container)
         try container.createLayout()
@@ -49,7 +52,7 @@ import AssetPacks
     /// few times, each time one installs and the other finds it installed.
     @Test(.timeLimit(.minutes(1))) func twoInstallersRacingFreely() throws {
         for round in 0..<3 {
-            let s = Scratch("race-\(round)")
+            let s = TemporaryDirectory("assetpack-race-\(round)")
             try Helper.makePacks(s.path + "/packs", versions: 1)
             let installers = try (0..<2).map { _ in
                 try Child(CLI.binary, ["install", s.path + "/packs/v1.zip", "--json", "--container", s.container])
@@ -65,8 +68,8 @@ import AssetPacks
         }
     }
 
-    func expectOneInstall(_ s: Scratch) throws {
-        let manager = try AssetPackManager(container: GroupContainer(path: s.container))
+    func expectOneInstall(_ s: TemporaryDirectory) throws {
+        let manager = try AssetPackManager(container: .init(path: s.container))
         #expect(try manager.assetPack(withID: "stress").version == "1")   // generation 1: one install
         #expect(FileSystem.names(in: s.container + "/packs").count == 1)
         #expect(FileSystem.names(in: s.container + "/staging").isEmpty)
@@ -76,7 +79,7 @@ import AssetPacks
     /// With `--lock-timeout`, an install gives up when another process
     /// holds the pack's lock longer, and says which lock and how long.
     @Test(.timeLimit(.minutes(1))) func lockTimeoutExpiresWithAClearError() throws {
-        let s = Scratch("lock-timeout")
+        let s = TemporaryDirectory("assetpack-lock-timeout")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         let container = GroupContainer(path: s.container)
         try container.createLayout()

@@ -4,13 +4,18 @@ import Testing
 import AssetArchive
 import AssetIndex
 import AssetSystem
+import TestSupport
 
 /// A real container with three packs: `damaged` (the target of each
 /// injection), `witness` (must come through every repair byte-identical)
 /// and `catalog` (installed from a catalog, so repair marks it for download).
 final class MatrixFixture {
-    let scratch = Scratch("matrix")
     let store: AssetStore
+    // After `store`: fields are destroyed in declaration order, and the
+    // directory must outlive the store's index, or another test's new
+    // directory may get the freed inode while the index still claims it
+    // (EBUSY, "already open").
+    let scratch = TemporaryDirectory("assetpack-matrix")
     var container: String { scratch.container }
     var records: [String: PackRecord] = [:]
 
@@ -162,7 +167,7 @@ struct Damage: Sendable, CustomStringConvertible {
         case "unknown-staging-file":
             try FileDescriptor.open(f.container + "/staging/notes.txt", [.writeOnly, .create]).write([1])
         case "stale-reader":
-            try StaleReader.leave(in: f.container + "/index")
+            #expect(try PythonPeer.leaveStaleReader(in: f.container + "/index") != nil, "python3 left no stale reader")
         default:
             Issue.record("unknown damage \(damage.name)")
         }
@@ -217,7 +222,7 @@ struct Damage: Sendable, CustomStringConvertible {
     }
 
     @Test func cleanContainerWithTenThousandMembersIsClean() throws {
-        let s = Scratch("clean10k")
+        let s = TemporaryDirectory("assetpack-clean10k")
         let members = (0..<10_000).map { i in
             ArchiveWriter.Member(path: String(format: "dir%02d/file%05d.txt", i % 50, i), source: .bytes(Array("member \(i)".utf8)))
         }
@@ -231,7 +236,7 @@ struct Damage: Sendable, CustomStringConvertible {
     }
 
     @Test func missingContainerIsAnOperationalErrorAndUsageIs16() throws {
-        let s = Scratch("nocontainer")
+        let s = TemporaryDirectory("assetpack-nocontainer")
         let r = try CLI.assetpack(["verify", "--container", s.path + "/absent"])
         #expect(r.status == 8)
         #expect(!FileManager.default.fileExists(atPath: s.path + "/absent"))
@@ -245,47 +250,5 @@ extension MemberRecord {
         var bytes = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
         bytes.withUnsafeMutableBytes { encode(into: $0) }
         return bytes
-    }
-}
-
-/// Leaves a stale LMDB reader slot: a Python process (liblmdb through ctypes)
-/// opens the index, begins a read transaction, and is killed with SIGKILL.
-enum StaleReader {
-    static func leave(in indexPath: String) throws {
-        let script = """
-            import ctypes, sys, time
-            lib = ctypes.CDLL('liblmdb.so.0')
-            env = ctypes.c_void_p()
-            assert lib.mdb_env_create(ctypes.byref(env)) == 0
-            lib.mdb_env_set_maxdbs(env, 8)
-            assert lib.mdb_env_open(env, sys.argv[1].encode(), 0x200000, 0o644) == 0
-            txn = ctypes.c_void_p()
-            assert lib.mdb_txn_begin(env, None, 0x20000, ctypes.byref(txn)) == 0
-            print('ready', flush=True)
-            time.sleep(60)
-            """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script, indexPath]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let line = out.fileHandleForReading.availableDataUntilNewline()
-        #expect(line == "ready")
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-    }
-}
-
-extension FileHandle {
-    /// Reads up to the first newline (or end of stream), for a child's handshake.
-    func availableDataUntilNewline() -> String {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = readData(ofLength: 1)
-            guard let b = chunk.first, b != 0x0a else { break }
-            bytes.append(b)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import AssetPacks
+import AssetSystem
+import AssetStore
+import TestSupport
 
 /// A writer killed with SIGKILL at any point of an install, an update or a
 /// removal leaves a store that opens, that `assetpack verify --deep` finds
@@ -9,9 +12,11 @@ import AssetPacks
 ///
 /// The kill points are the named crash points of the store
 /// (docs/coordination.md), some counted (`install.index.member#58`: at the
-/// 58th member written into the index); the default suite covers
-/// 60 of them plus 10 kills after random delays; `ASSETPACKS_SOAK=1` runs
-/// every occurrence of every point (515) and 200 random kills.
+/// 58th member written into the index), which only the test helper's
+/// writer (`assetpack-testhelper install` / `remove`) arms; the kills after
+/// random delays hit the real `assetpack`. The default suite covers 60
+/// points plus 10 random kills; `ASSETPACKS_SOAK=1` runs every occurrence
+/// of every point (517) and 200 random kills.
 @Suite struct CrashTests {
     enum Operation: String, Sendable, CustomStringConvertible {
         /// Installs v2 into an empty container.
@@ -68,23 +73,32 @@ import AssetPacks
     /// One container per kill point, with v1 installed first unless the
     /// operation is a fresh install.
     final class Setup {
-        let scratch: Scratch
+        let scratch: TemporaryDirectory
         let packs: String
         let operation: Operation
         init(_ operation: Operation, label: String) throws {
-            scratch = Scratch("crash-\(label)")
+            scratch = TemporaryDirectory("assetpack-crash-\(label)")
             packs = Self.packs
             self.operation = operation
             if operation != .install {
-                _ = try AssetPackManager(container: GroupContainer(path: scratch.container)).installPack(at: packs + "/v1.zip")
+                _ = try AssetPackManager(container: .init(path: scratch.container)).installPack(at: packs + "/v1.zip")
             }
         }
 
-        /// The writer's command line.
+        /// The writer's command line for `assetpack`.
         var arguments: [String] {
             switch operation {
             case .install, .update: return ["install", packs + "/v2.zip", "--container", scratch.container]
             case .remove: return ["rm", "stress", "--container", scratch.container]
+            }
+        }
+
+        /// The same writer's command line for the test helper, which dies
+        /// at the point `ASSETPACKS_CRASH_AT` names.
+        var helperArguments: [String] {
+            switch operation {
+            case .install, .update: return ["install", "--container", scratch.container, "--pack", packs + "/v2.zip"]
+            case .remove: return ["remove", "--container", scratch.container, "--id", "stress"]
             }
         }
 
@@ -103,7 +117,7 @@ import AssetPacks
         func checkAfterKill(_ context: String) throws -> Int? {
             let verify = try CLI.assetpack(["verify", "--deep"], container: scratch.container)
             #expect(verify.status == 0, "\(context): verify --deep: \(verify.out)\(verify.stderr)")
-            let manager = try AssetPackManager(container: GroupContainer(path: scratch.container))
+            let manager = try AssetPackManager(container: .init(path: scratch.container))
             let version = try installedVersion(manager)
             #expect(allowed.contains(version), "\(context): found version \(version.map(String.init) ?? "none")")
             if let version {
@@ -122,7 +136,7 @@ import AssetPacks
             case .install, .update: try manager.installPack(at: packs + "/v2.zip")
             case .remove: if version != nil { try manager.remove(assetPackWithID: "stress") }
             }
-            let report = try manager.store.verify(options: .init(deep: true))
+            let report = try manager.verify(.init(deep: true))
             #expect(!report.hasErrors, "\(context): after the next writer: \(report.findings)")
             if operation != .remove || version != nil {
                 #expect(report.findings.isEmpty, "\(context): after the next writer: \(report.findings)")
@@ -160,7 +174,7 @@ import AssetPacks
                     out[v] = {"sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(), "members": members}
                 json.dump(out, sys.stdout)
                 """
-            let r = try! CLI.run("python3", ["-c", script, packs])
+            let r = try! Program.run("python3", ["-c", script, packs])
             let object = try! JSONSerialization.jsonObject(with: r.stdout) as! [String: [String: Any]]
             var members: [Int: [String: Data]] = [:], sha: [Int: String] = [:]
             for (v, entry) in object {
@@ -176,10 +190,31 @@ import AssetPacks
     @Test(.timeLimit(.minutes(5)), arguments: killPoints)
     func killedWriterLeavesOldNewOrNothing(_ kill: KillPoint) throws {
         let setup = try Setup(kill.operation, label: kill.point.replacingOccurrences(of: "#", with: "-"))
-        let writer = try Child(CLI.binary, setup.arguments, environment: ["ASSETPACKS_CRASH_AT": kill.point])
+        let writer = try Child(Helper.binary, setup.helperArguments, environment: ["ASSETPACKS_CRASH_AT": kill.point])
         #expect(writer.wait(timeout: 60))
         #expect(writer.wasKilled, "\(kill): the writer was not killed there (exit \(writer.exitStatus.map(String.init) ?? "?"): \(writer.stderr))")
         try setup.checkAfterKill("\(kill)")
+    }
+
+    /// The crash points are armed only in the test helper: the shipped
+    /// command, given the variable that once killed it there, installs and
+    /// removes as usual.
+    @Test func theCommandIgnoresTheCrashPointVariable() throws {
+        let s = TemporaryDirectory("assetpack-crash-ignored")
+        func assetpack(_ args: [String], crashAt point: String) throws -> Program.Result {
+            let environment = ProcessInfo.processInfo.environment.merging(["ASSETPACKS_CRASH_AT": point]) { $1 }
+            return try Program.run(CLI.binary, args + ["--container", s.container], environment: environment)
+        }
+        let install = try assetpack(["install", Setup.packs + "/v2.zip"], crashAt: "install.published")
+        #expect(install.status == 0, "install: \(install.stderr)")
+        let manager = try AssetPackManager(container: .init(path: s.container))
+        #expect(try manager.assetPack(withID: "stress").sha256 == Setup.witness.sha256[2])
+        for (path, bytes) in try Setup.expected(2) {
+            #expect(try manager.contents(at: path, searchingInAssetPackWithID: "stress") == bytes, "\(path)")
+        }
+        let removal = try assetpack(["rm", "stress"], crashAt: "remove.committed")
+        #expect(removal.status == 0, "rm: \(removal.stderr)")
+        #expect((try? manager.assetPack(withID: "stress")) == nil, "the pack is gone")
     }
 
     /// Kills after random delays, spread over a whole update: the writer may
@@ -191,7 +226,7 @@ import AssetPacks
         // How long an update takes here, start to exit.
         let timing = try Setup(.update, label: "timing")
         let start = Date()
-        #expect(try CLI.run(CLI.binary, timing.arguments).status == 0)
+        #expect(try Program.run(CLI.binary, timing.arguments).status == 0)
         let span = Date().timeIntervalSince(start)
         var outcomes: [Int?: Int] = [:]
         for round in 0..<(Self.soak ? 200 : 10) {

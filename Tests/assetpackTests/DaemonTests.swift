@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 import Synchronization
-import AssetPacks
+@testable import AssetPacks
+import AssetSystem
+import AssetStore
+import TestSupport
 
 /// `assetpack daemon` in its own process, and clients in others: this test
 /// process (AssetPackClient, raw sockets) and `assetpack cat --daemon`,
@@ -10,10 +13,10 @@ import AssetPacks
     /// A running `assetpack daemon`.
     final class Daemon {
         let child: Child
-        let container: GroupContainer
+        let container: AssetPackManager.Container
 
         init(_ container: String, _ extra: [String] = []) throws {
-            self.container = GroupContainer(path: container)
+            self.container = AssetPackManager.Container(path: container)
             child = try Child(CLI.binary, ["daemon", "--container", container] + extra)
             // It says so once it listens (no probe connection, which would
             // count against --max-connections).
@@ -32,21 +35,19 @@ import AssetPacks
 
     /// A container with stress v1 and a pack `other` that shares its common
     /// paths (but not `only/v1*`).
-    func setUp(_ s: Scratch) throws -> AssetPackManager {
+    func setUp(_ s: TemporaryDirectory) throws -> AssetPackManager {
         try Helper.makePacks(s.path + "/packs", versions: 2)
         try Helper.makePacks(s.path + "/other", id: "other", versions: 2)
-        let manager = try AssetPackManager(container: GroupContainer(path: s.container))
+        let manager = try AssetPackManager(container: .init(path: s.container))
         try manager.installPack(at: s.path + "/packs/v1.zip")
         try manager.installPack(at: s.path + "/other/v2.zip")
         return manager
     }
 
-    func bytes(of d: borrowing MemberDescriptor) throws -> Data {
-        Data(try d.descriptor.read(count: Int(d.length), at: d.offset))
-    }
+    func bytes(of d: AssetDescriptor) throws -> Data { try d.data() }
 
     @Test(.timeLimit(.minutes(1))) func descriptorsFromTheDaemonReadTheRightBytes() throws {
-        let s = Scratch("daemon-bytes")
+        let s = TemporaryDirectory("assetpack-daemon-bytes")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let client = try AssetPackClient.connect(container: manager.container)
@@ -57,10 +58,10 @@ import AssetPacks
             #expect(d.source == local.source && d.offset == local.offset && d.length == local.length, "\(path)")
             #expect(try bytes(of: d) == want, "\(path)")
             // The file position is at the member, as for a local descriptor.
-            #expect(lseek(d.descriptor.rawValue, 0, SEEK_CUR) == d.offset)
+            #expect(lseek(d.fileDescriptor, 0, SEEK_CUR) == d.offset)
             // Read-only and close-on-exec.
-            #expect(fcntl(d.descriptor.rawValue, F_GETFL) & O_ACCMODE == O_RDONLY)
-            #expect(fcntl(d.descriptor.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+            #expect(fcntl(d.fileDescriptor, F_GETFL) & O_ACCMODE == O_RDONLY)
+            #expect(fcntl(d.fileDescriptor, F_GETFD) & FD_CLOEXEC != 0)
             let standalone = try client.descriptor(for: path, searchingInAssetPackWithID: "stress", options: .standalone)
             #expect(standalone.offset == 0 && standalone.source == .memory)
             #expect(try bytes(of: standalone) == want)
@@ -80,39 +81,42 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func errorsComeBackAsTheSameCases() throws {
-        let s = Scratch("daemon-errors")
+        let s = TemporaryDirectory("assetpack-daemon-errors")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let client = try AssetPackClient.connect(container: manager.container)
-        #expect(throws: StoreError.self) { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "nothing") }
-        do { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "nothing"); Issue.record("found") } catch {
-            guard case .assetPackNotFound("nothing") = error else { Issue.record("\(error)"); return }
+        /// The error the daemon sends for a request, and the one the
+        /// manager reports for the same request in this process.
+        func both(_ path: String, _ pack: String?) -> (remote: AssetPackError?, local: AssetPackError?) {
+            var remote: AssetPackError?, local: AssetPackError?
+            do { _ = try client.descriptor(for: path, searchingInAssetPackWithID: pack) } catch { remote = error }
+            do { _ = try manager.descriptor(for: path, searchingInAssetPackWithID: pack) } catch { local = error }
+            return (remote, local)
         }
-        do { _ = try client.descriptor(for: "no/such", searchingInAssetPackWithID: "stress"); Issue.record("found") } catch {
-            guard case .fileNotFound("no/such", "stress") = error else { Issue.record("\(error)"); return }
+        let cases: [(String, String?, AssetPackError.Code)] = [
+            ("x", "nothing", .assetPackNotFound), ("no/such", "stress", .fileNotFound), ("no/such", nil, .fileNotFound),
+            ("media/small.bin", nil, .ambiguousPath), ("x", "../etc", .invalidPackID),
+        ]
+        for (path, pack, code) in cases {
+            let (remote, local) = both(path, pack)
+            #expect(remote?.code == code, "\(path) in \(pack ?? "any pack"): \(String(describing: remote))")
+            #expect(remote == local, "\(path) in \(pack ?? "any pack")")
         }
-        do { _ = try client.descriptor(for: "no/such"); Issue.record("found") } catch {
-            guard case .fileNotFound("no/such", nil) = error else { Issue.record("\(error)"); return }
-        }
-        do { _ = try client.descriptor(for: "media/small.bin"); Issue.record("found") } catch {
-            guard case .ambiguousPath("media/small.bin", let packs) = error, packs == ["other", "stress"] else { Issue.record("\(error)"); return }
-        }
-        do { _ = try client.descriptor(for: "x", searchingInAssetPackWithID: "../etc"); Issue.record("found") } catch {
-            guard case .invalidPackID("../etc", _) = error else { Issue.record("\(error)"); return }
-        }
+        #expect(both("media/small.bin", nil).remote?.packs == ["other", "stress"])
+        #expect(both("x", "../etc").remote?.reason == .badFirstCharacter)
         let cat = try CLI.assetpack(["cat", "no/such", "--pack", "stress", "--daemon"], container: s.container)
         #expect(cat.status == 1 && cat.stderr == "assetpack cat: error: no file 'no/such' in asset pack 'stress'\n")
         daemon.stop()
         // No daemon: a clear error, not a hang.
         do { _ = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress"); Issue.record("answered") } catch {
-            guard case .daemonUnavailable(let socket, _) = error, socket == manager.container.daemonSocketPath else { Issue.record("\(error)"); return }
+            #expect(error.code == .daemonUnavailable && error.path == manager.container.daemonSocketPath, "\(error)")
         }
     }
 
     /// Root, with setpriv, and `nobody` can run the built binary.
     static let canSwitchUser: Bool = {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
-        let r = try? CLI.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary, "--version"])
+        let r = try? Program.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary, "--version"])
         return r?.status == 0
     }()
 
@@ -120,7 +124,7 @@ import AssetPacks
     /// daemon refuses it by `SO_PEERCRED`; allowed by uid, it is served —
     /// though it could not open the container itself.
     @Test(.enabled(if: canSwitchUser), .timeLimit(.minutes(1))) func aWrongUIDPeerIsRefused() throws {
-        let s = Scratch("daemon-uid")
+        let s = TemporaryDirectory("assetpack-daemon-uid")
         // nobody must be able to reach the socket path.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)
@@ -129,7 +133,7 @@ import AssetPacks
         let want = try manager.contents(at: "media/mid.bin", searchingInAssetPackWithID: "stress")
 
         var daemon = try Daemon(s.container, ["--socket-group", "nogroup"])
-        let refused = try CLI.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
+        let refused = try Program.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("refused the request: uid 65534 (gid 65534) is not allowed"), "\(refused.stderr)")
         #expect(daemon.child.stderr.contains("uid 65534 gid 65534 is not allowed"))
@@ -140,13 +144,13 @@ import AssetPacks
 
         for allow in [["--allow-uid", "nobody"], ["--allow-gid", "65534"]] {
             daemon = try Daemon(s.container, ["--socket-group", "nogroup"] + allow)
-            let served = try CLI.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
+            let served = try Program.run("/usr/bin/setpriv", asNobody + args + ["--daemon"])
             #expect(served.status == 0, "\(allow): \(served.stderr)")
             #expect(served.stdout == want)
             daemon.stop()
         }
         // Without the daemon, nobody cannot use the container.
-        #expect(try CLI.run("/usr/bin/setpriv", asNobody + args).status != 0)
+        #expect(try Program.run("/usr/bin/setpriv", asNobody + args).status != 0)
     }
 
     /// Raw bytes on the socket, as a confused or hostile client sends them.
@@ -186,7 +190,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func garbageAndTruncatedRequestsLeaveTheDaemonServing() throws {
-        let s = Scratch("daemon-garbage")
+        let s = TemporaryDirectory("assetpack-daemon-garbage")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--request-timeout", "2"])
         let path = manager.container.daemonSocketPath
@@ -242,7 +246,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func aHundredConcurrentClientsAllGetAnswers() throws {
-        let s = Scratch("daemon-crowd")
+        let s = TemporaryDirectory("assetpack-daemon-crowd")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
         let want = try manager.contents(at: "media/mid.bin", searchingInAssetPackWithID: "stress")
@@ -259,8 +263,7 @@ import AssetPacks
                 go.wait()
                 var ok = false
                 if let d = try? client.descriptor(for: "media/mid.bin", searchingInAssetPackWithID: "stress") {
-                    let got: [UInt8]? = try? d.descriptor.read(count: Int(d.length), at: d.offset)
-                    ok = got.map { Data($0) == want } ?? false
+                    ok = (try? d.data()) == want
                 }
                 answered.withLock { $0[i] = ok }
             }.start()
@@ -276,7 +279,7 @@ import AssetPacks
     /// connection is closed after `--idle-timeout`, and the client reconnects
     /// by itself on its next request.
     @Test(.timeLimit(.minutes(1))) func connectionLimitAndIdleTimeout() throws {
-        let s = Scratch("daemon-limits")
+        let s = TemporaryDirectory("assetpack-daemon-limits")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3"])
         let path = manager.container.daemonSocketPath
@@ -289,13 +292,13 @@ import AssetPacks
         #expect(try second.isClosed())
         #expect(try first.descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17)
         do { _ = try AssetPackClient.connect(container: manager.container).descriptor(for: "x", searchingInAssetPackWithID: "stress") } catch {
-            guard case .fileNotFound = error else { Issue.record("\(error)"); return }
+            #expect(error.code == .fileNotFound, "\(error)")
         }
         daemon.stop()
     }
 
     @Test func badOptionsAreUsageErrors() throws {
-        let s = Scratch("daemon-usage")
+        let s = TemporaryDirectory("assetpack-daemon-usage")
         for args in [["--max-connections", "0"], ["--request-timeout", "0"], ["--socket-group", "no-such-group-here"],
                      ["--allow-uid", "no-such-user-here"], ["extra"]] {
             let r = try CLI.assetpack(["daemon"] + args, container: s.container)
@@ -309,7 +312,7 @@ import AssetPacks
     }
 
     @Test(.timeLimit(.minutes(1))) func aStaleSocketDoesNotStopANewDaemonButALiveOneDoes() throws {
-        let s = Scratch("daemon-stale")
+        let s = TemporaryDirectory("assetpack-daemon-stale")
         let manager = try setUp(s)
         let first = try Daemon(s.container)
         first.child.signal(SIGKILL)

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The container options before the subcommand mean what they mean after it.
 @Suite struct LeadingOptionsTests {
     /// The environment without ASSETPACKS_CONTAINER (which would win over
     /// --group), with XDG_DATA_HOME in the scratch directory.
-    func environment(_ s: Scratch) -> [String: String] {
+    func environment(_ s: TemporaryDirectory) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["ASSETPACKS_CONTAINER"] = nil
         env["XDG_DATA_HOME"] = s.path + "/data"
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func containerBeforeTheSubcommandIsTheSameAsAfter() throws {
-        let s = Scratch("leading-container")
+        let s = TemporaryDirectory("leading-container")
         let pack = try makePack(s, id: "com.example.leading", files: ["a.txt": Array("leading\n".utf8)])
         #expect(try CLI.assetpack(["--container", s.container, "install", pack]).status == 0)
         let after = try CLI.assetpack(["ls", "--json", "--container", s.container])
@@ -29,13 +30,13 @@ import Testing
     }
 
     @Test func groupBeforeTheSubcommandIsTheSameAsAfter() throws {
-        let s = Scratch("leading-group")
+        let s = TemporaryDirectory("leading-group")
         let env = environment(s)
         let pack = try makePack(s, id: "com.example.grouped", files: ["a.txt": Array("grouped\n".utf8)])
-        let install = try CLI.run(CLI.binary, ["--group", "G", "install", pack], environment: env)
+        let install = try Program.run(CLI.binary, ["--group", "G", "install", pack], environment: env)
         #expect(install.status == 0, "\(install.stderr)")
-        let before = try CLI.run(CLI.binary, ["--group", "G", "verify", "--json"], environment: env)
-        let after = try CLI.run(CLI.binary, ["verify", "--json", "--group", "G"], environment: env)
+        let before = try Program.run(CLI.binary, ["--group", "G", "verify", "--json"], environment: env)
+        let after = try Program.run(CLI.binary, ["verify", "--json", "--group", "G"], environment: env)
         #expect(before.status == 0 && after.status == 0, "\(before.stderr)\(after.stderr)")
         #expect(before.out == after.out)
         let report = try JSONSerialization.jsonObject(with: before.stdout) as? [String: Any]
@@ -44,7 +45,7 @@ import Testing
     }
 
     @Test func aLeadingOptionTheSubcommandDoesNotTakeIsAUsageError() throws {
-        let s = Scratch("leading-refused")
+        let s = TemporaryDirectory("leading-refused")
         let r = try CLI.assetpack(["--group", "G", "package", s.path + "/m.json", "-o", s.path + "/p.zip"])
         #expect(r.status == 64)
         let lines = r.stderr.split(separator: "\n").map(String.init)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Packs whose IDs spell names the container uses itself, through the real
 /// `assetpack` binary. Every writer gets `--lock-timeout`, so a pack lock
@@ -11,7 +12,7 @@ import Testing
                            "daemon.sock", "container.lock", "daemon.lock"]
 
     /// Packages version `version` of pack `id`; returns the pack's path.
-    func package(_ s: Scratch, id: String, version: Int) throws -> String {
+    func package(_ s: TemporaryDirectory, id: String, version: Int) throws -> String {
         let dir = "src-\(version)"
         try s.write("\(dir)/manifest.json", """
             { "assetPackID": "\(id)", "downloadPolicy": { "onDemand": {} },
@@ -27,33 +28,33 @@ import Testing
 
     /// `assetpack verify --deep --json` exits 0 with no findings at all (not
     /// even reclaimable ones).
-    func expectClean(_ s: Scratch, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectClean(_ s: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let r = try CLI.assetpack(["verify", "--deep", "--json"], container: s.container)
         let json = (try? JSONSerialization.jsonObject(with: r.stdout)) as? [String: Any]
         let findings = (json?["findings"] as? [[String: Any]] ?? []).map { "\($0["code"] ?? "") \($0["object"] ?? "")" }
         #expect(r.status == 0 && findings.isEmpty, "verify exited \(r.status): \(findings) \(r.stderr)", sourceLocation: sourceLocation)
     }
 
-    func install(_ s: Scratch, _ path: String) throws -> CLI.Result {
+    func install(_ s: TemporaryDirectory, _ path: String) throws -> Program.Result {
         try CLI.assetpack(["install", path, "--lock-timeout", "2"], container: s.container)
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: reserved)
     func installReadUpdateVerifyRemove(id: String) throws {
-        let s = Scratch("reserved")
+        let s = TemporaryDirectory("reserved")
         let v1 = try package(s, id: id, version: 1), v2 = try package(s, id: id, version: 2)
         let first = try install(s, v1)
         #expect(first.status == 0, "\(first.stderr)")
         let cat = try CLI.assetpack(["cat", "notes.txt", "--pack", id], container: s.container)
         let notes = try s.read("src-1/notes.txt")
-        #expect(cat.status == 0 && cat.stdout == notes)
+        #expect(cat.status == 0 && cat.stdoutBytes == notes)
         try expectClean(s)
 
         let update = try install(s, v2)
         #expect(update.status == 0, "\(update.stderr)")
         let clip = try CLI.assetpack(["cat", "media/clip.bin", "--pack", id, "--descriptor"], container: s.container)
         let clipBytes = try s.read("src-2/media/clip.bin")
-        #expect(clip.status == 0 && clip.stdout == clipBytes)
+        #expect(clip.status == 0 && clip.stdoutBytes == clipBytes)
         try expectClean(s)
 
         let rm = try CLI.assetpack(["rm", id, "--lock-timeout", "2"], container: s.container)
@@ -63,7 +64,7 @@ import Testing
     }
 
     /// A running `assetpack daemon` on the scratch container.
-    func startDaemon(_ s: Scratch) throws -> Child {
+    func startDaemon(_ s: TemporaryDirectory) throws -> Child {
         let daemon = try Child(CLI.binary, ["daemon", "--container", s.container])
         let up = eventually(timeout: 30) { !daemon.process.isRunning || daemon.stderr.contains("serving") }
         guard up, daemon.process.isRunning else { throw TestFailure("the daemon did not start: \(daemon.stderr)") }
@@ -75,7 +76,7 @@ import Testing
     /// away (a second daemon is still refused), and once the daemon has
     /// stopped, its lock is no pack's orphan.
     @Test(.timeLimit(.minutes(1))) func aPackNamedDaemonBesideARunningDaemon() throws {
-        let s = Scratch("reserved-daemon")
+        let s = TemporaryDirectory("reserved-daemon")
         let pack = try package(s, id: "daemon", version: 1)
         #expect(try CLI.assetpack(["install", try package(s, id: "other", version: 3)], container: s.container).status == 0)
         let daemon = try startDaemon(s)
@@ -84,7 +85,7 @@ import Testing
         #expect(installed.status == 0, "\(installed.stderr)")
         let cat = try CLI.assetpack(["cat", "media/clip.bin", "--pack", "daemon", "--daemon"], container: s.container)
         let clip = try s.read("src-1/media/clip.bin")
-        #expect(cat.status == 0 && cat.stdout == clip, "\(cat.stderr)")
+        #expect(cat.status == 0 && cat.stdoutBytes == clip, "\(cat.stderr)")
         let rm = try CLI.assetpack(["rm", "daemon", "--lock-timeout", "2"], container: s.container)
         #expect(rm.status == 0, "\(rm.stderr)")
         #expect(FileManager.default.fileExists(atPath: s.container + "/locks/daemon.lock"))

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import AssetStore
 import AssetPacks
+import AssetSystem
+import AssetStore
+import TestSupport
 
 /// Many processes on one container: readers that never stop while writers
 /// install, update, remove and reinstall the same pack.
@@ -15,7 +18,7 @@ import AssetPacks
     /// (`MDB_MAP_FULL`) and every other process adopt the grown map
     /// (`MDB_MAP_RESIZED`) during the run.
     @Test(.timeLimit(.minutes(2))) func readersSeeOneWholeVersionWhileWritersChurn() throws {
-        let s = Scratch("stress")
+        let s = TemporaryDirectory("assetpack-stress")
         try Helper.makePacks(s.path + "/packs", versions: 3)
         let seconds = Self.soak ? "30" : "4"
         let common = ["--container", s.container, "--id", "stress", "--versions", "3", "--seconds", seconds, "--map-size", "32768"]
@@ -56,7 +59,7 @@ import AssetPacks
     /// reader table; the next process to open the index clears it
     /// (`mdb_reader_check`), so the dead snapshot no longer pins old pages.
     @Test(.timeLimit(.minutes(1))) func aDeadReadersSlotIsClearedByTheNextOpen() throws {
-        let s = Scratch("stale-reader")
+        let s = TemporaryDirectory("assetpack-stale-reader")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         #expect(try CLI.assetpack(["install", s.path + "/packs/v1.zip"], container: s.container).status == 0)
         let store = try AssetStore(container: GroupContainer(path: s.container))

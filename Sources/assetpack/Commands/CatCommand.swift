@@ -12,7 +12,7 @@ enum CatCommand: Command {
     static let daemon = Option.flag("daemon", help: "Get the descriptor from the container's daemon ('assetpack daemon') instead of opening the container.")
     static let standalone = Option.flag("standalone", help: "Ask for a descriptor of exactly the member at offset 0.")
     static let noCheck = Option.flag(
-        "no-check", help: "Do not check a stored member's CRC-32 (deflated members are always checked as they inflate).")
+        "no-check", help: "Do not check a stored member's CRC-32 (deflated members, and the copies --standalone makes, are always checked).")
 
     static let positionals = [path]
     static let options = [pack, descriptor, daemon, standalone, noCheck] + CommonOptions.containerOptions

@@ -5,8 +5,10 @@ enum StoreOptions {
     /// The manager of the named container. Read-only commands pass
     /// `createsContainer: false`, so that a mistyped `--container` is an
     /// error instead of a new, empty container.
-    static func manager(_ arguments: Arguments, lockTimeout: Double? = nil, createsContainer: Bool = true) throws(CLIError) -> AssetPackManager {
-        let options = AssetPackManager.Options(lockTimeout: lockTimeout, createsContainer: createsContainer)
+    static func manager(_ arguments: Arguments, lockTimeout: Double? = nil, createsContainer: Bool = true,
+                        clearsStaleReaders: Bool = true) throws(CLIError) -> AssetPackManager {
+        let options = AssetPackManager.Options(lockTimeout: lockTimeout, createsContainer: createsContainer,
+                                               clearsStaleReaders: clearsStaleReaders)
         do { return try AssetPackManager(container: container(arguments), options: options) } catch { throw .from(error) }
     }
 

@@ -37,7 +37,7 @@ enum VerifyCommand: Command {
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         // Looking changes nothing: no container is made, no reader slot freed.
         let manager: AssetPackManager
-        do { manager = try StoreOptions.manager(arguments, createsContainer: false) } catch {
+        do { manager = try StoreOptions.manager(arguments, createsContainer: false, clearsStaleReaders: false) } catch {
             if case .failure(let message, _) = error { throw .failure(message, code: operational) }
             throw error
         }

@@ -1,12 +1,13 @@
 import Foundation
+import TestSupport
 
 /// The test helper executable, built beside `assetpack`.
 enum Helper {
-    static let binary: String = (CLI.binary as NSString).deletingLastPathComponent + "/assetpack-testhelper"
+    static let binary = Program.built("assetpack-testhelper")
 
     /// Runs the helper to completion.
     @discardableResult
-    static func run(_ args: [String]) throws -> CLI.Result { try CLI.run(binary, args) }
+    static func run(_ args: [String]) throws -> Program.Result { try Program.run(binary, args) }
 
     /// Writes `dir/v1.zip` … `dir/v<versions>.zip` of the stress pack `id`.
     static func makePacks(_ dir: String, id: String = "stress", versions: Int) throws {
@@ -32,8 +33,8 @@ final class Child: @unchecked Sendable {
         let base = FileManager.default.temporaryDirectory.path + "/assetpack-child-\(UUID().uuidString.prefix(8))"
         outPath = base + ".out"
         errPath = base + ".err"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = args
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

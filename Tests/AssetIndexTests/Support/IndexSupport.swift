@@ -1,28 +1,6 @@
 import AssetIndex
 import Foundation
 
-/// A fresh directory under the system's temporary directory, removed with
-/// everything in it when the value goes away.
-final class Scratch: Sendable {
-    let path: String
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "assetindex-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// A new subdirectory of the scratch directory.
-    func directory(_ name: String) -> String {
-        let sub = path + "/" + name
-        try! FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
-        return sub
-    }
-}
-
 /// The databases most tests declare.
 let standardDatabases: [(name: String, flags: Environment.DatabaseFlags)] = [
     ("packs", .plain), ("members", .plain), ("paths", .duplicateSorted),

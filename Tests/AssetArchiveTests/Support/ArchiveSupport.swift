@@ -1,38 +1,6 @@
 import AssetArchive
 import Foundation
-
-/// A fresh directory under the system temporary directory, removed when
-/// the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        let base = FileManager.default.temporaryDirectory.path
-        let template = base + "/assetarchive-tests-XXXXXX"
-        var bytes = Array(template.utf8CString)
-        guard mkdtemp(&bytes) != nil else { fatalError("mkdtemp failed") }
-        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// The path of `name` inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
-
-    /// Writes `bytes` to `name` and returns its path.
-    @discardableResult
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let target = file(name)
-        try FileManager.default.createDirectory(
-            atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(bytes).write(to: URL(fileURLWithPath: target))
-        return target
-    }
-
-    func read(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: file(name))))
-    }
-}
+import TestSupport
 
 /// Raw deflate by way of the writer: a member forced to deflate, read back.
 enum Deflate {
@@ -69,17 +37,6 @@ func extractAll(_ bytes: [UInt8], name: String = "t.zip") throws -> [String: [UI
         for entry in archive.entries { result[entry.path] = try ZipArchive.extract(entry, from: b, archive: name) }
         return result
     }
-}
-
-/// Deterministic pseudo-random bytes (xorshift), incompressible.
-func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
-    var state = seed
-    var bytes = [UInt8](repeating: 0, count: count)
-    for i in 0 ..< count {
-        state ^= state << 13; state ^= state >> 7; state ^= state << 17
-        bytes[i] = UInt8(truncatingIfNeeded: state)
-    }
-    return bytes
 }
 
 /// Compressible text: numbered lines.

@@ -1,15 +1,15 @@
 import Foundation
 
-/// Another process on the same environment: Python driving the system's
-/// liblmdb through ctypes, since the package has no helper executable.
+/// Another process on an LMDB environment: Python driving the system's
+/// liblmdb through ctypes, so none of this package's code is involved.
 ///
 /// `stale <dir>` begins a read transaction, prints its pid and dies without
 /// closing anything, leaving a stale reader slot. `grow <dir> <mapsize>
 /// <count> <size> <prefix>` writes `count` values of `size` bytes into
 /// `members` with keys `<prefix><n>`, using a map of `mapsize` bytes, and
 /// commits.
-enum PythonPeer {
-    static let script = #"""
+package enum PythonPeer {
+    package static let script = #"""
     import ctypes, os, sys
     lib = ctypes.CDLL("liblmdb.so.0")
     P = ctypes.c_void_p
@@ -59,31 +59,24 @@ enum PythonPeer {
     """#
 
     /// Whether `python3` can load liblmdb here.
-    static let isAvailable: Bool = (try? run(["-c", "import ctypes; ctypes.CDLL('liblmdb.so.0')"]))?.status == 0
+    package static let isAvailable: Bool = (try? run(["-c", "import ctypes; ctypes.CDLL('liblmdb.so.0')"]))?.status == 0
 
     /// Runs the script (or other Python arguments) and returns its exit
     /// status and standard output.
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    package static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let result = try Program.run("python3", arguments)
+        return (result.status, result.out.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Leaves a stale reader slot in the environment at `path`; returns the
     /// dead process's pid.
-    static func leaveStaleReader(in path: String) throws -> Int32? {
+    package static func leaveStaleReader(in path: String) throws -> Int32? {
         let (status, output) = try run(["-c", script, "stale", path])
         return status == 0 ? Int32(output) : nil
     }
 
     /// Writes `count` values of `size` bytes with a map of `mapSize` bytes.
-    static func write(in path: String, mapSize: Int, count: Int, size: Int, prefix: String) throws -> Bool {
+    package static func write(in path: String, mapSize: Int, count: Int, size: Int, prefix: String) throws -> Bool {
         try run(["-c", script, "grow", path, String(mapSize), String(count), String(size), prefix]) == (0, "ok")
     }
 }
