@@ -174,7 +174,7 @@ public final class AssetPackClient: Sendable {
         }
         guard filled == needed else { return .broken(Self.violation("more bytes than one reply")) }
         let body = { (b: UnsafeRawBufferPointer) in UnsafeRawBufferPointer(rebasing: b[DaemonProtocol.headerSize..<needed]) }
-        if status == DaemonStatus.success.rawValue {
+        if status == DaemonProtocol.success {
             guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
             switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
             case .failure(let v): return .broken(Self.violation(v.what))

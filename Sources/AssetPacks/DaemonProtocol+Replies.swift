@@ -6,7 +6,7 @@ import AssetSystem
 enum DaemonReply {
     /// The header and body of a success; the descriptor travels with it.
     static func success(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32) -> [UInt8] {
-        var out = header(status: .success, bodyLength: DaemonProtocol.successBodySize)
+        var out = header(status: DaemonProtocol.success, bodyLength: DaemonProtocol.successBodySize)
         out.appendLittleEndian(offset)
         out.appendLittleEndian(length)
         out.appendLittleEndian(size)
@@ -16,8 +16,8 @@ enum DaemonReply {
         return out
     }
 
-    /// A failure with `status`, the status's fields, and `message` last.
-    static func failure(_ status: DaemonStatus, number: Int64 = 0, fields: [String] = [], message: String) -> [UInt8] {
+    /// A failure with `code`, the code's fields, and `message` last.
+    static func failure(_ code: AssetPackError.Code, number: Int64 = 0, fields: [String] = [], message: String) -> [UInt8] {
         var body: [UInt8] = []
         body.appendLittleEndian(number)
         body.appendLittleEndian(UInt16(fields.count + 1))
@@ -25,19 +25,18 @@ enum DaemonReply {
         body.appendField(message)
         // Fields are cut to 65535 bytes each; keep the whole under the limit.
         if body.count > DaemonProtocol.maximumReplyBody {
-            return failure(.failed, message: String(message.utf8.prefix(1024)) ?? "reply too long")
+            return failure(.daemonFailed, message: String(message.utf8.prefix(1024)) ?? "reply too long")
         }
-        return header(status: status, bodyLength: body.count) + body
+        return header(status: UInt16(code.rawValue), bodyLength: body.count) + body
     }
 
     /// The failure that carries `error`: its code is the status, and the
-    /// fields are those ``DaemonStatus`` lists for it.
+    /// fields are those ``DaemonProtocol`` lists for it.
     static func failure(for error: AssetPackError) -> [UInt8] {
-        let status = DaemonStatus(error.code)
         let reason = String(error.reason.rawValue)
         let number = Int64(error.systemError ?? 0)
         let fields: [String]
-        switch status {
+        switch error.code {
         case .assetPackNotFound: fields = [error.pack ?? ""]
         case .fileNotFound: fields = [error.member ?? ""] + (error.pack.map { [$0] } ?? [])
         case .ambiguousPath: fields = [error.member ?? ""] + error.packs
@@ -47,18 +46,21 @@ enum DaemonReply {
         case .archiveMissing: fields = [error.pack ?? "", error.path ?? ""]
         case .badArchive: fields = [error.path ?? "", error.member ?? "", reason]
         case .system, .index: fields = error.path.map { [$0] } ?? []
-        case .success, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
-            return failure(status == .success ? .failed : status, message: error.message)
+        case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
+            return failure(error.code, message: error.message)
+        case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
+             .unsupportedURL, .daemonUnavailable:
+            return failure(.daemonFailed, message: error.message)
         }
-        return failure(status, number: number, fields: fields, message: error.message)
+        return failure(error.code, number: number, fields: fields, message: error.message)
     }
 
-    private static func header(status: DaemonStatus, bodyLength: Int) -> [UInt8] {
+    private static func header(status: UInt16, bodyLength: Int) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(DaemonProtocol.headerSize + bodyLength)
         out.appendLittleEndian(DaemonProtocol.replyMagic)
         out.appendLittleEndian(DaemonProtocol.version)
-        out.appendLittleEndian(status.rawValue)
+        out.appendLittleEndian(status)
         out.appendLittleEndian(UInt32(bodyLength))
         out.appendLittleEndian(UInt32(0))
         return out
@@ -119,13 +121,12 @@ enum DaemonReply {
         let f = fields
         let bad = Result<AssetPackError, ProtocolViolation>.failure(.init("status \(status) with \(f.count) fields"))
         func reason(_ text: String) -> AssetPackError.Reason? { Int32(text).flatMap(AssetPackError.Reason.init(rawValue:)) }
-        guard let known = DaemonStatus(rawValue: status), known != .success,
-              let code = AssetPackError.Code(rawValue: Int32(status)) else {
-            if status == DaemonStatus.success.rawValue { return .failure(.init("a success without a descriptor")) }
-            return .success(AssetPackError(.daemonFailed, path: socket, message: message))
+        guard status != DaemonProtocol.success else { return .failure(.init("a success without a descriptor")) }
+        guard let code = AssetPackError.Code(rawValue: Int32(status)) else {
+            return .success(AssetPackError(.daemonFailed, path: socket, message: "descriptor daemon at \(socket): \(message)"))
         }
         let e: AssetPackError
-        switch known {
+        switch code {
         case .assetPackNotFound:
             guard f.count == 1 else { return bad }
             e = AssetPackError(code, pack: f[0], message: message)
@@ -153,8 +154,11 @@ enum DaemonReply {
         case .system, .index:
             guard f.count <= 1, let n = Int32(exactly: number) else { return bad }
             e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)
-        case .success, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .busy, .failed:
+        case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
+        case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
+             .unsupportedURL, .daemonUnavailable:
+            return .failure(.init("status \(status), which the daemon does not send"))
         }
         return .success(e)
     }

@@ -21,18 +21,33 @@
 /// |---|---|---|
 /// | 0  | 4 | magic `APDR` (bytes `41 50 44 52`) |
 /// | 4  | 2 | protocol version, 1 |
-/// | 6  | 2 | status: 0 = success, else a ``DaemonStatus`` |
+/// | 6  | 2 | status: 0 = success, else an ``AssetPackError/Code`` |
 /// | 8  | 4 | body length, at most ``maximumReplyBody`` |
 /// | 12 | 4 | reserved, 0 |
 ///
 /// A success carries the descriptor (`SCM_RIGHTS`, on the reply's first
 /// byte) and a 32-byte body: offset (i64), length (i64), size of the file
 /// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), 3
-/// bytes of zero, and the CRC-32 the member's bytes must have (u32). A failure carries no descriptor; its body is a number (i64:
-/// the `errno` or LMDB code for ``DaemonStatus/system`` and
-/// ``DaemonStatus/index``, else 0), a field count (u16), and that many fields,
-/// each a u16 length and UTF-8 bytes. The fields depend on the status (see
-/// ``DaemonStatus``); the last one is always the daemon's one-line message.
+/// bytes of zero, and the CRC-32 the member's bytes must have (u32).
+///
+/// A failure's status is the ``AssetPackError/Code`` of the error it
+/// carries — one table for the Swift API, the wire and the C library. It
+/// carries no descriptor; its body is a number (i64: the `errno` or LMDB
+/// code for `system` and `index`, else 0), a field count (u16), and that
+/// many fields, each a u16 length and UTF-8 bytes; the last field is always
+/// the daemon's one-line message. The fields before it, per code:
+///
+/// | code | fields |
+/// |---|---|
+/// | `assetPackNotFound` (1) | ID |
+/// | `fileNotFound` (2) | path, and the pack when one was named |
+/// | `ambiguousPath` (3) | path, then each pack |
+/// | `invalidPackID` (4), `invalidPath` (5) | the value, the reason (an ``AssetPackError/Reason`` raw value, in decimal) |
+/// | `corruptRecord` (6) | pack, reason, and the member when known |
+/// | `archiveMissing` (7) | pack, path |
+/// | `badArchive` (8) | archive, member path (empty when none), reason |
+/// | `system` (9), `index` (10) | the path, when known |
+/// | refusals (64–68), `daemonFailed` (69) | none |
 ///
 /// A request whose header is wrong (magic, version, kind, flags, lengths)
 /// gets a failure reply and the connection closes, since the stream can no
@@ -54,48 +69,8 @@ enum DaemonProtocol {
     static let descriptorKind: UInt16 = 1
     static let standaloneFlag: UInt16 = 1
     static let successBodySize = 32
-}
-
-/// A reply's status on the wire: 0 for success, else the
-/// ``AssetPackError/Code`` of the error it carries — one table for the Swift
-/// API, the wire and the C library. Only the codes below travel.
-///
-/// Fields before the final message, per status:
-/// ``assetPackNotFound``: ID. ``fileNotFound``: path, and the pack when one
-/// was named. ``ambiguousPath``: path, then each pack. ``invalidPackID`` and
-/// ``invalidPath``: the value, the reason (an ``AssetPackError/Reason`` raw
-/// value, in decimal). ``corruptRecord``: pack, reason, and the member when
-/// known. ``archiveMissing``: pack, path. ``badArchive``: archive, member
-/// path (empty when none), reason. ``system`` and ``index``: the path when
-/// known; the number is the `errno` or LMDB code.
-enum DaemonStatus: UInt16, Sendable {
-    /// The descriptor came with the reply.
-    case success = 0
-    case assetPackNotFound = 1
-    case fileNotFound = 2
-    case ambiguousPath = 3
-    case invalidPackID = 4
-    case invalidPath = 5
-    case corruptRecord = 6
-    case archiveMissing = 7
-    /// A member's data failed its check.
-    case badArchive = 8
-    /// A system call failed in the daemon; the number is the `errno`.
-    case system = 9
-    /// The index failed in the daemon; the number is the LMDB code.
-    case index = 10
-    /// Codes from 64 are the daemon's refusals.
-    case peerNotAllowed = 64
-    case malformedRequest = 65
-    case requestTooLarge = 66
-    case unsupportedVersion = 67
-    case busy = 68
-    case failed = 69
-
-    /// The status of a refusal with this code.
-    init(_ code: AssetPackError.Code) {
-        self = DaemonStatus(rawValue: UInt16(truncatingIfNeeded: code.rawValue)) ?? .failed
-    }
+    /// The status of a success reply.
+    static let success: UInt16 = 0
 }
 
 /// One request: which member, in which pack, how.
@@ -136,7 +111,7 @@ struct DaemonRequest: Sendable, Equatable {
     /// connection cannot go on.
     enum Header: Equatable {
         case body(length: Int, packLength: Int, standalone: Bool)
-        case refused(DaemonStatus, String)
+        case refused(AssetPackError.Code, String)
     }
 
     /// Checks a request header (``DaemonProtocol/headerSize`` bytes).

@@ -83,7 +83,7 @@ extension DescriptorDaemon {
             /// The body could not be decoded; the connection may go on.
             case malformed(String)
             /// The connection must end after this failure reply.
-            case refused(DaemonStatus, String)
+            case refused(AssetPackError.Code, String)
         }
 
         private let idleTimeout: Int

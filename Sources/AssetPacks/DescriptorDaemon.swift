@@ -38,7 +38,7 @@ public final class DescriptorDaemon: Sendable {
         public var requestTimeout: Double = 2
         /// Seconds a connection may wait between requests before it closes.
         public var idleTimeout: Double = 300
-        /// Connections served at once; more are answered ``DaemonStatus/busy``.
+        /// Connections served at once; more are answered ``AssetPackError/Code/daemonBusy``.
         public var maximumConnections = 256
         /// Called with one line for each refused peer and each failed
         /// connection, for the operator's log; from any thread.
@@ -174,7 +174,7 @@ public final class DescriptorDaemon: Sendable {
             return c.nextID
         }
         guard let id else {
-            refuse(socket, .busy, "the daemon is serving \(configuration.maximumConnections) connections; try again")
+            refuse(socket, .daemonBusy, "the daemon is serving \(configuration.maximumConnections) connections; try again")
             return
         }
         let connection = Connection(socket: socket, id: id, daemon: self)
@@ -185,9 +185,9 @@ public final class DescriptorDaemon: Sendable {
     }
 
     /// Answers a connection that will not be served, and closes it.
-    private func refuse(_ socket: borrowing UnixSocket, _ status: DaemonStatus, _ message: String) {
+    private func refuse(_ socket: borrowing UnixSocket, _ code: AssetPackError.Code, _ message: String) {
         try? socket.setTimeouts(milliseconds: 100)
-        try? socket.sendAll(DaemonReply.failure(status, message: message))
+        try? socket.sendAll(DaemonReply.failure(code, message: message))
     }
 
     /// Forgets connection `id`; called by its thread before it closes it, so

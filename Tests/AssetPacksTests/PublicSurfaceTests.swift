@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import AssetPacks
+import AssetStore  // only to compare the public finding codes with the engine's
 
 /// The public surface as a program meets it: errors with stable codes and
 /// readable text, refusals of what it cannot do, descriptors with Apple's
@@ -159,6 +160,19 @@ import AssetPacks
         } catch {
             #expect(error.code == .badArchive && error.reason == .crcMismatch && error.member == "clip.m4v", "\(error)")
         }
+    }
+
+    /// Every finding code docs/verify.md lists has its severity there too.
+    @Test func everyFindingCodeHasTheEngineSeverity() throws {
+        let doc = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/docs/verify.md", encoding: .utf8)
+        for code in Verification.Code.allCases {
+            #expect(doc.contains("`\(code.rawValue)`"), "\(code.rawValue) is not in docs/verify.md")
+        }
+        // The public codes are the engine's, one for one.
+        #expect(Set(Verification.Code.allCases.map(\.rawValue)) == Set(FindingCode.allCases.map(\.rawValue)))
+        #expect(Verification.Code.staleReader.severity == .reclaimable)
+        #expect(Verification.Code.stagingUnknown.severity == .warning)
+        #expect(Verification.Code.memberCRC.severity == .error)
     }
 
     @Test func verifyAndGarbageCollectionSpeakPublicTypes() throws {
