@@ -84,4 +84,15 @@ import TestSupport
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("assetpack package: error: \(s.path)/manifest.json:4:3: not valid JSON: "), "\(r.stderr)")
     }
+
+    @Test func installRefusesAnHTTPURLAndTakesAFileURL() throws {
+        let s = TemporaryDirectory("install-url")
+        let r = try CLI.assetpack(["install", "http://127.0.0.1:9/p.zip"], container: s.container)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("assetpack install: error: cannot install from http://127.0.0.1:9/p.zip"), "\(r.stderr)")
+        try installed(s)
+        let again = try CLI.assetpack(["install", "file://" + s.path + "/p.zip", "--json"], container: s.container)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.out.contains("\"change\" : \"unchanged\""), "\(again.out)")
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import AssetPacks
 
 /// `assetpack install`: installs a local pack file.
@@ -19,7 +20,13 @@ enum InstallCommand: Command {
         let bar = ProgressBar.onTerminal()
         defer { bar?.finish() }
         do {
-            let outcome = try manager.installPack(at: path, id: arguments.value(id), progress: bar?.callback)
+            // A URL is refused by the library unless it is file: (downloads
+            // are not this command's); a plain path is a file.
+            if path.contains("://"), let url = URL(string: path), !url.isFileURL {
+                _ = try manager.install(packAt: url, id: arguments.value(id))
+            }
+            let local = path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path
+            let outcome = try manager.installPack(at: local, id: arguments.value(id), progress: bar?.callback)
             bar?.finish()
             if arguments.flag(CommonOptions.json) {
                 try Output.json(ListCommand.PackJSON(outcome.pack, change: outcome.change.rawValue))
