@@ -105,6 +105,20 @@ func jsonValue(_ r: Program.Result) throws -> Any {
         #expect(r.out.contains("\"levels/1.txt\"") && !r.out.contains("\\/"))
     }
 
+    /// `package --json` prints the written pack as `inspect --json` does.
+    @Test func packageJSONIsWhatInspectSays() throws {
+        let s = TemporaryDirectory("json-package")
+        let pack = try makePack(s, id: "com.example.pkg", files: ["levels/1.txt": text, "media/click.ogg": media])
+        let r = try CLI.assetpack(["package", s.path + "/src-com.example.pkg/manifest.json", "-o", s.path + "/again.zip", "--json"])
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+        var packaged = try #require(try jsonValue(r) as? [String: Any])
+        var inspected = try #require(try jsonValue(CLI.assetpack(["inspect", pack, "--json"])) as? [String: Any])
+        #expect(packaged["path"] as? String == s.path + "/again.zip")
+        packaged["path"] = nil
+        inspected["path"] = nil
+        #expect(NSDictionary(dictionary: packaged) == NSDictionary(dictionary: inspected))
+    }
+
     @Test func inspectJSONWritesEveryCRCInEightHexDigits() throws {
         let s = TemporaryDirectory("json-inspect")
         // A member whose CRC-32 has a leading zero hex digit.

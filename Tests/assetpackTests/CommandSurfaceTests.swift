@@ -32,7 +32,7 @@ struct Surface: Sendable, CustomStringConvertible {
     static let all: [Surface] = [
         Surface(name: "template", options: ["-o, --output <file>"],
                 refused: ["template", "extra"], message: "unexpected argument 'extra'"),
-        Surface(name: "package", options: ["-o, --output <pack>", "--root <dir>"], arguments: ["<manifest>"],
+        Surface(name: "package", options: ["-o, --output <pack>", "--root <dir>", "--json"], arguments: ["<manifest>"],
                 refused: ["package", "m.json"], message: "missing --output <pack>"),
         Surface(name: "inspect", options: ["--json"], arguments: ["<pack>"],
                 refused: ["inspect"], message: "missing <pack>"),

@@ -13,21 +13,24 @@ enum PackageCommand: Command {
                                    completion: .directory)
 
     static let positionals = [manifest]
-    static let options = [output, root]
+    static let options = [output, root, CommonOptions.json]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let manifest = arguments.positional(Self.manifest)
         let output = arguments.requiredValue(Self.output)
         let bar = ProgressBar.onTerminal()
-        defer { bar?.finish() }
-        do {
-            let pack = try Packager.package(manifestAt: manifest, root: arguments.value(root), output: output, progress: bar?.callback)
+        let pack: AssetPackFile
+        do { pack = try Packager.package(manifestAt: manifest, root: arguments.value(root), output: output, progress: bar?.callback) } catch {
             bar?.finish()
-            let deflated = pack.members.filter { $0.method == .deflated }.count
-            Output.error("packaged \(TextLayout.count(pack.members.count, "file")) (\(TextLayout.count(pack.totalSize, "byte")), \(deflated) deflated) into \(output)")
-            return ExitCode.success
-        } catch {
             throw .from(error)
         }
+        bar?.finish()
+        if arguments.flag(CommonOptions.json) {
+            try Output.json(InspectCommand.PackFileJSON(pack))
+            return ExitCode.success
+        }
+        let deflated = pack.members.filter { $0.method == .deflated }.count
+        Output.error("packaged \(TextLayout.count(pack.members.count, "file")) (\(TextLayout.count(pack.totalSize, "byte")), \(deflated) deflated) into \(output)")
+        return ExitCode.success
     }
 }
