@@ -45,6 +45,7 @@ enum DaemonReply {
         case .corruptRecord: fields = [error.pack ?? "", reason] + (error.member.map { [$0] } ?? [])
         case .archiveMissing: fields = [error.pack ?? "", error.path ?? ""]
         case .badArchive: fields = [error.path ?? "", error.member ?? "", reason]
+        case .limitExceeded: fields = [error.path ?? "", error.member ?? "", reason, error.pack ?? ""]
         case .system, .index: fields = error.path.map { [$0] } ?? []
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return failure(error.code, message: error.message)
@@ -151,6 +152,10 @@ enum DaemonReply {
         case .badArchive:
             guard f.count == 3, let r = reason(f[2]) else { return bad }
             e = AssetPackError(code, reason: r, member: f[1].isEmpty ? nil : f[1], path: f[0], message: message)
+        case .limitExceeded:
+            guard f.count == 4, let r = reason(f[2]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[3].isEmpty ? nil : f[3], member: f[1].isEmpty ? nil : f[1],
+                               path: f[0], message: message)
         case .system, .index:
             guard f.count <= 1, let n = Int32(exactly: number) else { return bad }
             e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)

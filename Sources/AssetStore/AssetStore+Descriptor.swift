@@ -10,11 +10,13 @@ extension AssetStore {
     /// holds exactly the member at offset 0; deflated data is inflated to
     /// exactly its declared size and its CRC-32 checked first.
     ///
-    /// - Throws: as ``contents(at:inPack:)``, and `.system` when a descriptor
+    /// - Throws: as ``contents(at:inPack:)`` (`.limitExceeded` before the
+    ///   memory file is made), and `.system` when a descriptor
     ///   cannot be made.
     public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(StoreError) -> MemberDescriptor {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> MemberDescriptor? in
             guard record.method == .stored && !options.contains(.standalone) else {
+                try checkLimits(of: record, path: path, pack: id)
                 return try memoryDescriptor(of: record, path: path, pack: id, in: map)
             }
             let end = record.dataOffset.addingReportingOverflow(record.storedSize)

@@ -25,7 +25,8 @@ extension AssetStore {
     /// the same pack.
     ///
     /// The file is copied into `staging/`, checked end to end there (ZIP
-    /// structure, every member's CRC-32, SHA-256, recorded manifest), moved
+    /// structure, the members' declared sizes against ``limits()``, every
+    /// member's CRC-32, SHA-256, recorded manifest), moved
     /// into `packs/` under a new name, and made visible by one index write
     /// transaction: readers see the old version or the new one, never a
     /// mixture. The old version's archive is unlinked after the commit.
@@ -40,8 +41,10 @@ extension AssetStore {
     ///   - progress: called on this thread as the long phases go (copying,
     ///     validating, hashing, indexing; see ``InstallProgress``), at most
     ///     258 times a phase. `nil`: nothing is counted.
-    /// - Throws: `StoreError.archive` for a malformed or damaged archive
-    ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
+    /// - Throws: `StoreError.archive` for a malformed or damaged archive,
+    ///   `.limitExceeded` for one whose members declare more than
+    ///   ``limits()`` allow (nothing installed is touched in either case;
+    ///   nothing is inflated in the second), `.invalidPackID`, `.lockTimeout`,
     ///   `.system`, `.index`.
     @discardableResult
     public func install(
@@ -101,7 +104,7 @@ extension AssetStore {
     private func validate(
         _ staged: borrowing StagedFile, path: String, requestedID: String?, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> (PackFile, String) {
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, progress: progress)
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, limits: try limits(), progress: progress)
         let packID = try resolveID(of: pack, requested: requestedID)
         for entry in pack.archive.entries {
             if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }

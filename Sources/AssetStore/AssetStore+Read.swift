@@ -126,10 +126,13 @@ extension AssetStore {
     ///
     /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`;
     ///   `.archive` when a deflated member's data is damaged; `.corruptRecord`
-    ///   when the index points outside the archive.
+    ///   when the index points outside the archive; `.limitExceeded` when a
+    ///   deflated member is over ``limits()`` (installed under looser ones),
+    ///   before anything is allocated.
     public func contents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
-            try Self.data(of: record, path: path, pack: id, in: map)
+            try checkLimits(of: record, path: path, pack: id)
+            return try Self.data(of: record, path: path, pack: id, in: map)
         }
     }
 
@@ -142,6 +145,7 @@ extension AssetStore {
     ///   a stored member's bytes were damaged on disk.
     public func checkedContents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
+            try checkLimits(of: record, path: path, pack: id)
             let data = try Self.data(of: record, path: path, pack: id, in: map)
             if record.method == .stored {
                 let actual = data.withUnsafeBytes { CRC32.checksum($0) }

@@ -15,6 +15,8 @@ public final class AssetStore: Sendable {
     public let container: GroupContainer
     /// How long writers wait for locks.
     public let lockWait: FileLock.Wait
+    /// The limits given in ``Options/limits``, which win over the container's.
+    let limitsOverride: PackLimits?
 
     /// The index and mappings, shared by every store of this container in
     /// this process (LMDB allows one environment per process and file).
@@ -43,6 +45,10 @@ public final class AssetStore: Sendable {
         /// Whether opening frees reader slots of dead processes. Verification
         /// opens with `false` to report them.
         public var clearsStaleReaders = true
+        /// The limits this store enforces on installs and reads, instead of
+        /// the ones the container records (``AssetStore/setLimits(_:)``).
+        /// `nil`, the default: the container's, or ``PackLimits/defaults``.
+        public var limits: PackLimits?
         public init() {}
     }
 
@@ -57,6 +63,7 @@ public final class AssetStore: Sendable {
     public init(container: GroupContainer, options: Options = Options()) throws(StoreError) {
         self.container = container
         self.lockWait = options.lockWait
+        self.limitsOverride = options.limits
         if options.createsContainer {
             do { try container.createLayout() } catch { throw .system(error) }
         } else {

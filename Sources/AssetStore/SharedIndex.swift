@@ -18,6 +18,8 @@ final class SharedIndex: Sendable {
     let journal: Database
     let archives: ArchiveCache
     let lookups = LookupCache()
+    /// The container's limits as read at a commit (``AssetStore/limits()``).
+    let limits = Mutex<(commit: Int, limits: PackLimits)?>(nil)
 
     private struct Key: Hashable { let device: UInt64; let inode: UInt64 }
     private struct Entry { weak var index: SharedIndex? }
