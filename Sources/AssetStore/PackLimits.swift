@@ -28,6 +28,7 @@ public struct PackLimits: Sendable, Hashable {
     /// Default 16 GiB.
     public var maximumPackSize: UInt64
 
+    /// Limits; each one left out is the default.
     public init(maximumMemberSize: UInt64 = 1 << 30, maximumCompressionRatio: UInt64 = 200,
                 compressionRatioExemptSize: UInt64 = 1 << 20, maximumPackSize: UInt64 = 16 << 30) {
         self.maximumMemberSize = maximumMemberSize

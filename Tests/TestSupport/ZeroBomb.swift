@@ -145,7 +145,7 @@ package enum ZeroBomb {
         mutating func zeros(_ n: UInt64) {
             var n = n
             while n > 0 && count != 0 { put(0, 1); n -= 1 }
-            bytes.append(contentsOf: repeatElement(0, count: Int(n / 8)))
+            bytes += [UInt8](repeating: 0, count: Int(n / 8))
             put(0, Int(n % 8))
         }
 
