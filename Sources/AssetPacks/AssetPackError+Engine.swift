@@ -47,6 +47,8 @@ extension AssetPackError {
             self.init(.corruptRecord, reason: reason, pack: pack, member: member, message: message)
         case .archiveMissing(let pack, let path):
             self.init(.archiveMissing, pack: pack, path: path, message: message)
+        case .symlinkInContainer(let path):
+            self.init(.symlinkInContainer, path: path, message: message)
         }
     }
 

@@ -73,6 +73,9 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The descriptor daemon at ``path`` cannot be reached, or the
         /// connection broke (``systemError`` is the `errno`).
         case daemonUnavailable = 23
+        /// A symlink is where a file or directory of the container belongs
+        /// (``path``); the container never follows one.
+        case symlinkInContainer = 24
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64

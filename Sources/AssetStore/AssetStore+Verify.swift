@@ -53,7 +53,7 @@ extension AssetStore {
             if options.repair { report.repairs = try repair(report, verdicts: verdicts, carryOut: false) }
             return report
         }
-        let lock = try lockContainer(.exclusive)
+        let lock = try lockContainerForRepair()
         let verdicts = try checkWithVerdicts(options, into: &report)
         report.repairs = try repair(report, verdicts: verdicts, carryOut: true)
         var again = options
@@ -111,7 +111,7 @@ extension AssetStore {
         let id = record.id
         let path = container.packsPath + "/" + record.archiveName
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path) } catch {
+        do { fd = try layout.packs.openFile(record.archiveName) } catch {
             // An install may have replaced it since the snapshot: only a
             // record that still names it is damage.
             if error == .noSuchFile, try packRecord(id)?.archiveKey != record.archiveKey { return verdict }

@@ -41,6 +41,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case corruptRecord(pack: String, member: String?, reason: RecordProblem)
     /// The archive recorded for a pack is missing or changed on disk.
     case archiveMissing(pack: String, path: String)
+    /// A symlink is where a file or directory of the container's layout
+    /// belongs (`path`); it is never followed.
+    case symlinkInContainer(path: String)
 
     /// Why a pack ID is refused.
     public indirect enum PackIDProblem: Sendable, Equatable {
@@ -112,6 +115,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "index record of asset pack '\(pack)' is damaged: \(reason.text)"
         case .archiveMissing(let pack, let path):
             return "archive of asset pack '\(pack)' is missing: \(path)"
+        case .symlinkInContainer(let path):
+            return "\(path) is a symbolic link, which the container does not follow (assetpack verify --repair moves it to quarantine)"
         }
     }
 }
