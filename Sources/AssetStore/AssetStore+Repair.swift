@@ -18,6 +18,7 @@ extension AssetStore {
         let recordsChanged = try planRecordRepairs(report, into: &plan)
         try planPathIndexRebuild(report, indexChanged: packsChanged || recordsChanged, into: &plan)
         try planOrphanArchives(report, into: &plan)
+        try planSymlinks(report, into: &plan)
         return plan.repairs
     }
 
@@ -165,11 +166,38 @@ extension AssetStore {
         }
     }
 
+    /// Symlinks in the layout: each is moved to `quarantine/` (the link
+    /// itself; its target is never touched), and a directory of the layout
+    /// that was a link is made again, empty.
+    private func planSymlinks(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        for f in report.findings(.layoutSymlink) {
+            guard let object = f.object else { continue }
+            let parentName = object.split(separator: "/").dropLast().joined(separator: "/")
+            let name = String(object.split(separator: "/").last ?? "")
+            guard let parent = ([layout.root] + layout.directories).first(where: { $0.name == parentName }) else { continue }
+            let directory = layout.directories.first { $0.name == object }
+            try plan.act([.layoutSymlink], pack: nil, "quarantine the symbolic link \(object)" +
+                         (directory == nil ? "" : " and make \(object)/ again")) { () throws(StoreError) in
+                try quarantine(name, in: parent)
+                guard directory != nil, let anchor = parent.openAnchor else { return }
+                do throws(Errno) {
+                    try FileSystem.createDirectory(name, relativeTo: anchor)
+                    if object == layout.locks.name {
+                        let locks = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
+                        try FileSystem.createDirectory(layout.packLocks.leaf, relativeTo: .descriptor(locks.rawValue))
+                    }
+                } catch {
+                    throw .system(error.with(operation: error.operation, path: parent.path(of: name)))
+                }
+            }
+        }
+    }
+
     /// Moves `name` in `directory` into `quarantine/` under its name and a
     /// timestamp, relative to the directories' descriptors: a symlink is
     /// moved itself, never followed. A missing file is fine (nothing to move),
     /// and so is a `directory` that is a symlink: nothing is moved out of
-    /// where it points.
+    /// where it points (its own `layout.symlink` repair moves the link).
     ///
     /// - Throws: `.symlinkInContainer` when `quarantine/` is a symlink, `.system`.
     func quarantine(_ name: String, in directory: LayoutDirectory) throws(StoreError) {

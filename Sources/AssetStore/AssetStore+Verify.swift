@@ -35,7 +35,8 @@ extension AssetStore {
     /// files in `packs/` that no record names; leftovers in `staging/` and
     /// `cache/`; journal entries and partial downloads that lack each other;
     /// stale reader slots; lock files of packs that are not installed, and
-    /// pack locks of the old layout (`locks/<pack>.lock`).
+    /// pack locks of the old layout (`locks/<pack>.lock`); symlinks anywhere
+    /// in the layout, which nothing follows.
     ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
     ///   installed; `.index`/`.system` when the container cannot be read.

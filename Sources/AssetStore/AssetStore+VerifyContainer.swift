@@ -46,7 +46,7 @@ extension AssetStore {
     }
 
     /// Files in `packs/`, `staging/`, `cache/`, `locks/packs/` and `locks/`; the journal;
-    /// reader slots. Symlinks are never opened, and none is reported as any of these.
+    /// reader slots; symlinks in the layout (each one only as `layout.symlink`).
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
@@ -116,9 +116,30 @@ extension AssetStore {
                        "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
 
+        checkSymlinks(report: &report)
+
         for reader in environment.readers() where !reader.isProcessAlive {
             report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
                        (reader.transactionID.map { " holds snapshot \($0)" } ?? ""))
+        }
+    }
+
+    /// Every symlink where the layout has a directory, and every symlink in
+    /// one of its directories (none belongs anywhere), as `layout.symlink`
+    /// with the path relative to the container as its object. A directory
+    /// that is a symlink is reported, not listed.
+    func checkSymlinks(report: inout VerificationReport) {
+        for directory in layout.directories {
+            if directory.isSymlinkNow {
+                report.add(.layoutSymlink, pack: nil, object: directory.name,
+                           "\(directory.name)/ is a symbolic link; the container does not follow it")
+                continue
+            }
+            for name in directory.names.sorted() where directory.status(of: name)?.isSymbolicLink == true {
+                guard !(directory === layout.locks && name == layout.packLocks.leaf && layout.packLocks.isSymlinkNow) else { continue }
+                report.add(.layoutSymlink, pack: nil, object: directory.name + "/" + name,
+                           "\(directory.name)/\(name) is a symbolic link; the container does not follow it")
+            }
         }
     }
 }
