@@ -55,6 +55,8 @@ extension AssetPackError {
             case .packTooLarge: reason = .packTooLarge
             }
             self.init(.limitExceeded, reason: reason, pack: pack, member: member, path: archive, message: message)
+        case .symlinkInContainer(let path):
+            self.init(.symlinkInContainer, path: path, message: message)
         }
     }
 

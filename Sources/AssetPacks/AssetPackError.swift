@@ -80,6 +80,9 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// ``member`` the member, ``pack`` the installed pack; ``reason``
         /// says which limit).
         case limitExceeded = 24
+        /// A symlink is where a file or directory of the container belongs
+        /// (``path``); the container never follows one.
+        case symlinkInContainer = 25
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64

@@ -50,7 +50,7 @@ enum DaemonReply {
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return failure(error.code, message: error.message)
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
             return failure(.daemonFailed, message: error.message)
         }
         return failure(error.code, number: number, fields: fields, message: error.message)
@@ -162,7 +162,7 @@ enum DaemonReply {
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
             return .failure(.init("status \(status), which the daemon does not send"))
         }
         return .success(e)

@@ -23,14 +23,7 @@ extension AssetStore {
             guard !end.overflow, end.partialValue <= UInt64(map.count), record.size == record.storedSize else {
                 throw .corruptRecord(pack: id, member: path, reason: .dataOutsideArchive)
             }
-            let fd: FileDescriptor
-            do throws(Errno) {
-                fd = try FileDescriptor.open(container.packsPath + "/" + IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey))
-            } catch where error == .noSuchFile {
-                return nil
-            } catch {
-                throw .system(error)
-            }
+            guard let fd = try layout.packs.open(IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey)) else { return nil }
             do throws(Errno) { try fd.seek(to: Int64(record.dataOffset)) } catch { throw .system(error) }
             return MemberDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive, crc32: record.crc32)
         }

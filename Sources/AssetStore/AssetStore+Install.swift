@@ -139,14 +139,10 @@ extension AssetStore {
     /// Moves the staged file into `packs/` under `record`'s archive name
     /// (its `.install` twin stays) and syncs the directory.
     private func publish(_ staged: inout StagedFile, as record: PackRecord) throws(StoreError) {
-        do {
-            try staged.publish(as: record.archiveName, in: container.packsPath)
-            CrashPoint.hit("install.published")
-            try FileSystem.syncDirectory(container.packsPath)
-            CrashPoint.hit("install.published-synced")
-        } catch {
-            throw .system(error)
-        }
+        try staged.publish(as: record.archiveName, in: layout.packs)
+        CrashPoint.hit("install.published")
+        try layout.packs.sync()
+        CrashPoint.hit("install.published-synced")
     }
 
     /// Makes `record` the pack's current version, with `entries` as its
@@ -177,28 +173,24 @@ extension AssetStore {
     /// that drops it. `nil` when there is no record (or no archive).
     func retire(_ record: PackRecord?) throws(StoreError) -> RetiringArchive? {
         guard let record else { return nil }
-        do {
-            return try RetiringArchive(archiveName: record.archiveName, packsPath: container.packsPath, stagingPath: container.stagingPath)
-        } catch {
-            throw .system(error)
-        }
+        return try RetiringArchive(archiveName: record.archiveName, packs: layout.packs, staging: layout.staging)
     }
 
     /// Copies `source` into a new staging file and flushes it.
     private func stage(
         copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> StagedFile {
+        let staged = try StagedFile(in: layout.staging, label: label)
+        CrashPoint.hit("install.staging-named")
         do {
-            let staged = try StagedFile(in: container.stagingPath, label: label)
-            CrashPoint.hit("install.staging-named")
             try Self.copy(size, from: source, to: staged.descriptor, progress: progress)
             CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
             CrashPoint.hit("install.staged")
-            return staged
         } catch {
             throw .system(error)
         }
+        return staged
     }
 
     /// Copies the first `count` bytes of `source` to `target`: in one call

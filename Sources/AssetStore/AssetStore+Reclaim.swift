@@ -16,18 +16,17 @@ struct Leftover: Sendable {
 extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
-    /// instant). Files still locked belong to live writers and are skipped.
+    /// instant). Files still locked belong to live writers and are skipped,
+    /// and so are symlinks (never opened; verify reports them).
     func findLeftovers() throws(StoreError) -> [Leftover] {
         var found: [Leftover] = []
-        for name in FileSystem.names(in: container.stagingPath).sorted() {
-            let path = container.stagingPath + "/" + name
-            guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true,
-                  let twin = try? fd.status() else { continue }
+        for name in layout.staging.names.sorted() {
+            guard let fd = try? layout.staging.open(name, .readWrite),
+                  (try? FileLock.tryLock(fd)) == true, let twin = try? fd.status() else { continue }
             // The lock may have come free because its writer finished and
             // unlinked this name after it was opened here: only a name that
             // still leads to the locked file is a leftover.
-            guard let now = (try? FileDescriptor.status(of: path, followingLinks: false)) ?? nil,
-                  now.inode == twin.inode, now.device == twin.device else { continue }
+            guard let now = layout.staging.status(of: name), now.inode == twin.inode, now.device == twin.device else { continue }
             let kind: Leftover.Kind
             let base: String?
             if name.hasSuffix(StagedFile.suffix) {
@@ -46,7 +45,7 @@ extension AssetStore {
             // this snapshot, and nothing it did can change any more.
             if let base, let parsed = IndexSchema.parseArchiveName(base),
                try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey,
-               let archive = try? FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false),
+               let archive = layout.packs.status(of: base),
                archive.inode == twin.inode, archive.device == twin.device {
                 garbage = base
             }
@@ -65,10 +64,10 @@ extension AssetStore {
     func reclaimLeftovers() throws(StoreError) -> [String] {
         var removed: [String] = []
         for leftover in try findLeftovers() where leftover.kind != .other {
-            if let archive = leftover.unreferencedArchive, (try? FileSystem.unlink(container.packsPath + "/" + archive)) != nil {
+            if let archive = leftover.unreferencedArchive, (try? layout.packs.unlink(archive)) != nil {
                 removed.append("packs/" + archive)
             }
-            if (try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)) != nil { removed.append("staging/" + leftover.name) }
+            if (try? layout.staging.unlink(leftover.name)) != nil { removed.append("staging/" + leftover.name) }
         }
         return removed
     }

@@ -35,7 +35,8 @@ extension AssetStore {
     /// files in `packs/` that no record names; leftovers in `staging/` and
     /// `cache/`; journal entries and partial downloads that lack each other;
     /// stale reader slots; lock files of packs that are not installed, and
-    /// pack locks of the old layout (`locks/<pack>.lock`).
+    /// pack locks of the old layout (`locks/<pack>.lock`); symlinks anywhere
+    /// in the layout, which nothing follows.
     ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
     ///   installed; `.index`/`.system` when the container cannot be read.
@@ -53,7 +54,7 @@ extension AssetStore {
             if options.repair { report.repairs = try repair(report, verdicts: verdicts, carryOut: false) }
             return report
         }
-        let lock = try lockContainer(.exclusive)
+        let lock = try lockContainerForRepair()
         let verdicts = try checkWithVerdicts(options, into: &report)
         report.repairs = try repair(report, verdicts: verdicts, carryOut: true)
         var again = options
@@ -111,7 +112,7 @@ extension AssetStore {
         let id = record.id
         let path = container.packsPath + "/" + record.archiveName
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path) } catch {
+        do { fd = try layout.packs.openFile(record.archiveName) } catch {
             // An install may have replaced it since the snapshot: only a
             // record that still names it is damage.
             if error == .noSuchFile, try packRecord(id)?.archiveKey != record.archiveKey { return verdict }

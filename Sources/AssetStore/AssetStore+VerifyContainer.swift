@@ -46,16 +46,16 @@ extension AssetStore {
     }
 
     /// Files in `packs/`, `staging/`, `cache/`, `locks/packs/` and `locks/`; the journal;
-    /// reader slots.
+    /// reader slots; symlinks in the layout (each one only as `layout.symlink`).
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
-        let archiveNames = FileSystem.names(in: container.packsPath).sorted()
+        let archiveNames = layout.packs.names.sorted()
         // A file reaches packs/ only after its twin has its staging name, so
         // one listing taken after packs/'s shows every live writer's twin.
-        let twinNames = Set(FileSystem.names(in: container.stagingPath))
+        let twinNames = Set(layout.staging.names)
         let leftovers = try findLeftovers()
         let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
@@ -68,7 +68,7 @@ extension AssetStore {
             }
             // A live writer's twin, or gone meanwhile: not a finding.
             if twinNames.contains(name + StagedFile.suffix) || twinNames.contains(name + RetiringArchive.suffix) { continue }
-            guard (try? FileDescriptor.status(of: container.packsPath + "/" + name)) ?? nil != nil else { continue }
+            guard let status = layout.packs.status(of: name), !status.isSymbolicLink else { continue }
             if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
         }
@@ -87,36 +87,59 @@ extension AssetStore {
                 report.add(.stagingUnknown, pack: nil, object: leftover.name, "staging/\(leftover.name) is not AssetPacks' own")
             }
         }
-        let stagingNames = Set(FileSystem.names(in: container.stagingPath))
+        let stagingNames = Set(layout.staging.names)
         for entry in journal {
             if let staging = entry.stagingName, !stagingNames.contains(staging) {
                 report.add(.journalMissingStaging, pack: entry.pack, object: staging, "the download of '\(entry.pack)' lost its partial file; it restarts from zero")
             }
         }
-        for name in FileSystem.names(in: container.cachePath).sorted() {
+        for name in layout.cache.names.sorted() where layout.cache.status(of: name)?.isSymbolicLink != true {
             report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
         }
 
         let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
-        for name in FileSystem.names(in: container.packLocksPath).sorted() where name.hasSuffix(".lock") {
+        for name in layout.packLocks.names.sorted() where name.hasSuffix(".lock") {
             let id = String(name.dropLast(5))
-            guard !installed.contains(id), (try? FileLock.isHeld(path: container.packLocksPath + "/" + name)) == false else { continue }
+            // A symlink fails to open (O_NOFOLLOW): it is layout.symlink only.
+            guard !installed.contains(id), let anchor = layout.packLocks.openAnchor,
+                  (try? FileLock.isHeld(path: name, relativeTo: anchor)) == false else { continue }
             report.add(.lockOrphan, pack: id, object: name, "locks/packs/\(name) belongs to no installed pack")
         }
         // Before locks/packs/, pack locks lay beside the container's and the
         // daemon's; nothing takes them any more. One still held belongs to a
         // writer of that older version at work, and is left alone.
-        let ownLocks: Set<String> = [container.containerLockPath, container.daemonLockPath]
-        for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") {
-            let path = container.locksPath + "/" + name
-            guard !ownLocks.contains(path), (try? FileLock.isHeld(path: path)) == false else { continue }
+        let ownLocks: Set<String> = ["container.lock", "daemon.lock"]
+        for name in layout.locks.names.sorted() where name.hasSuffix(".lock") {
+            guard !ownLocks.contains(name), let anchor = layout.locks.openAnchor,
+                  (try? FileLock.isHeld(path: name, relativeTo: anchor)) == false else { continue }
             report.add(.lockOldLayout, pack: String(name.dropLast(5)), object: name,
                        "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
 
+        checkSymlinks(report: &report)
+
         for reader in environment.readers() where !reader.isProcessAlive {
             report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
                        (reader.transactionID.map { " holds snapshot \($0)" } ?? ""))
+        }
+    }
+
+    /// Every symlink where the layout has a directory, and every symlink in
+    /// one of its directories (none belongs anywhere), as `layout.symlink`
+    /// with the path relative to the container as its object. A directory
+    /// that is a symlink is reported, not listed.
+    func checkSymlinks(report: inout VerificationReport) {
+        for directory in layout.directories {
+            if directory.isSymlinkNow {
+                report.add(.layoutSymlink, pack: nil, object: directory.name,
+                           "\(directory.name)/ is a symbolic link; the container does not follow it")
+                continue
+            }
+            for name in directory.names.sorted() where directory.status(of: name)?.isSymbolicLink == true {
+                guard !(directory === layout.locks && name == layout.packLocks.leaf && layout.packLocks.isSymlinkNow) else { continue }
+                report.add(.layoutSymlink, pack: nil, object: directory.name + "/" + name,
+                           "\(directory.name)/\(name) is a symbolic link; the container does not follow it")
+            }
         }
     }
 }

@@ -46,6 +46,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `archive` is the file, `pack` the installed pack a read concerns,
     /// `member` the member (`nil` when the pack as a whole is over).
     case limitExceeded(archive: String, pack: String?, member: String?, problem: LimitProblem)
+    /// A symlink is where a file or directory of the container's layout
+    /// belongs (`path`); it is never followed.
+    case symlinkInContainer(path: String)
 
     /// Why a pack ID is refused.
     public indirect enum PackIDProblem: Sendable, Equatable {
@@ -133,6 +136,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(archive): member '\(member)' \(problem.text)"
         case .limitExceeded(let archive, _, nil, let problem):
             return "\(archive): \(problem.text)"
+        case .symlinkInContainer(let path):
+            return "\(path) is a symbolic link, which the container does not follow (assetpack verify --repair moves it to quarantine)"
         }
     }
 }
