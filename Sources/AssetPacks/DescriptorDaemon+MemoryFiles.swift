@@ -40,16 +40,13 @@ extension DescriptorDaemon {
             let length: Int64
             let source: MemberDescriptor.Source
             let crc32: UInt32
-            /// Whether it is in the cache and so may be handed to other requests.
-            let shared: Bool
 
-            init(id: Int, _ d: consuming MemberDescriptor, shared: Bool) {
+            init(id: Int, _ d: consuming MemberDescriptor) {
                 self.id = id
                 self.offset = d.offset
                 self.length = d.length
                 self.source = d.source
                 self.crc32 = d.crc32
-                self.shared = shared
                 self.descriptor = FileDescriptor(adopting: d.take())
             }
 
@@ -96,9 +93,6 @@ extension DescriptorDaemon {
             self.budget = budget
         }
 
-        /// The bytes and number of files cached.
-        var cached: (bytes: Int64, count: Int) { state.withLock { ($0.bytes, $0.files.count) } }
-
         /// What a ``file(for:make:)`` closure made.
         struct Made: ~Copyable {
             var descriptor: MemberDescriptor
@@ -111,7 +105,7 @@ extension DescriptorDaemon {
                 cacheable && descriptor.source == .memory && descriptor.length <= capacity
             }
 
-            consuming func file(id: Int, shared: Bool) -> File { File(id: id, descriptor, shared: shared) }
+            consuming func file(id: Int) -> File { File(id: id, descriptor) }
         }
 
         private enum Step {
@@ -152,7 +146,7 @@ extension DescriptorDaemon {
                         throw error
                     }
                     let keep = made.keep(within: capacity)
-                    let file = made.file(id: id, shared: keep)
+                    let file = made.file(id: id)
                     state.withLock { s in
                         s.making.removeValue(forKey: key)
                         guard keep else { return }

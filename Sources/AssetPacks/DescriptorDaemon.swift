@@ -269,7 +269,7 @@ public final class DescriptorDaemon: Sendable {
         thread.start()
     }
 
-    enum Admission: Equatable {
+    enum Admission {
         case admitted(Int)
         case busy(String)
         case stopping
