@@ -41,8 +41,10 @@ import TestSupport
 
     @Test(.timeLimit(.minutes(1))) func oneUserCannotHoldMoreThanItsConnections() throws {
         let s = TemporaryDirectory("assetpack-daemon-per-user")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, ["--max-connections-per-user", "3", "--request-timeout", "20", "--first-request-timeout", "20"])
+        let daemon = try Daemon(s.container, ["--max-connections-per-user", "3", "--request-timeout", "20", "--first-request-timeout", "20",
+                                              "--allow-uid", "nobody"])
         let path = manager.container.daemonSocketPath
         // Two requests under way and one connection idle: the user's next
         // connection replaces the idle one.
@@ -57,6 +59,12 @@ import TestSupport
         let fifth = try RawClient(path)
         #expect(try fifth.replyStatus() == 68)
         #expect(try fifth.isClosed())
+        // Another user is served meanwhile.
+        if DaemonTests.canSwitchUser {
+            let other = try Program.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary,
+                                                             "cat", "tiny/t001", "--pack", "stress", "--container", s.container, "--daemon"])
+            #expect(other.status == 0 && other.stdout.count == 17, "\(other.stderr)")
+        }
         for raw in busy + [fourth] {
             try raw.socket.sendAll(Array(Self.request.dropFirst(10)))
             #expect(try raw.replyStatus() == 0)
