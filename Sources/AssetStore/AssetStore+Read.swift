@@ -115,6 +115,17 @@ extension AssetStore {
         }.get()
     }
 
+    /// The pack and record of the member at `path`, in pack `pack` or in
+    /// whichever installed pack holds it, found as ``descriptor(for:inPack:options:)``
+    /// and ``contents(at:inPack:)`` find it; without touching the archive.
+    /// A record's archive key names the pack version its bytes come from.
+    ///
+    /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`, and
+    ///   `.corruptRecord` for a record that cannot be decoded.
+    public func member(at path: String, inPack pack: String? = nil) throws(StoreError) -> (pack: String, record: MemberRecord) {
+        try locate(path, pack: pack)
+    }
+
     /// The bytes of the member at `path`, in pack `pack` or in whichever
     /// installed pack holds it.
     ///
