@@ -16,7 +16,7 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// end-of-central-directory record, but ends before the records it needs.
     case truncated(archive: String)
 
-    /// A member name that is not a safe, relative, normalized UTF-8 path.
+    /// A member name that is not a safe, relative, normalized path.
     /// `path` is the name as well as it can be shown (invalid UTF-8 is
     /// replaced by U+FFFD).
     case unsafePath(archive: String, path: String, reason: PathProblem)
@@ -88,7 +88,9 @@ extension ArchiveError {
         case backslash
         /// Contains a NUL byte.
         case nulByte
-        /// The name bytes are not valid UTF-8.
+        /// The name is flagged as UTF-8 (general-purpose bit 11), or comes
+        /// from an Info-ZIP Unicode Path field, and is not valid UTF-8.
+        /// (An unflagged name that is not UTF-8 is read as CP437.)
         case invalidUTF8
         /// The name is empty.
         case empty

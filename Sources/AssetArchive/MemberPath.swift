@@ -5,7 +5,29 @@
 /// such as `C:`), no backslash, no NUL byte, and no empty, `.` or `..`
 /// component. Directory entries end in one `/`, which is not part of these
 /// rules.
+///
+/// Names are compared in Unicode Normalization Form C: the reader gives each
+/// member its name in NFC (the archive's bytes are left as they are), and a
+/// lookup normalizes the path it is asked for with ``normalized(_:)``, so
+/// `café` precomposed and decomposed name the same member.
 public enum MemberPath {
+    /// `path` in Unicode Normalization Form C. An ASCII path is returned as
+    /// it is, after one pass over its bytes and without allocating.
+    @inline(__always)
+    public static func normalized(_ path: String) -> String {
+        let ascii = path.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { $0 < 0x80 }
+        }
+        if ascii ?? path.utf8.allSatisfy({ $0 < 0x80 }) { return path }
+        return nfc(path)
+    }
+
+    /// The standard library's NFC, the form it hashes and compares strings in.
+    @inline(never)
+    static func nfc(_ path: String) -> String {
+        String(decoding: path._nfcCodeUnits, as: UTF8.self)
+    }
+
     /// Why the name bytes `name` are not a valid member path, or `nil` when
     /// they are one. Checks the bytes in one pass, without allocating.
     public static func problem(in name: UnsafeRawBufferPointer) -> ArchiveError.PathProblem? {
