@@ -3,7 +3,8 @@ extension ArchiveError {
     public var archive: String {
         switch self {
         case .notAnArchive(let a), .truncated(let a), .unsafePath(let a, _, _), .nonRegularEntry(let a, _, _),
-             .duplicateMember(let a, _), .encrypted(let a, _), .unsupportedMethod(let a, _, _),
+             .duplicateMember(let a, _), .caseCollision(let a, _, _), .fileDirectoryCollision(let a, _, _),
+             .encrypted(let a, _), .unsupportedMethod(let a, _, _),
              .headerMismatch(let a, _, _), .malformedEntry(let a, _, _), .overlap(let a, _, _),
              .outOfBounds(let a, _, _), .inconsistentDirectory(let a, _), .crcMismatch(let a, _, _, _),
              .sizeMismatch(let a, _, _, _), .corruptData(let a, _, _), .io(let a, _),
@@ -16,6 +17,7 @@ extension ArchiveError {
     public var path: String? {
         switch self {
         case .unsafePath(_, let p, _), .nonRegularEntry(_, let p, _), .duplicateMember(_, let p),
+             .caseCollision(_, let p, _), .fileDirectoryCollision(_, _, let p),
              .encrypted(_, let p), .unsupportedMethod(_, let p, _), .headerMismatch(_, let p, _),
              .malformedEntry(_, let p, _), .overlap(_, let p, _), .outOfBounds(_, let p, _),
              .crcMismatch(_, let p, _, _), .sizeMismatch(_, let p, _, _), .corruptData(_, let p, _),
@@ -60,6 +62,10 @@ extension ArchiveError {
             return "not a regular file: the entry is \(kind.message)"
         case .duplicateMember:
             return "the path appears more than once"
+        case .caseCollision(_, _, let other):
+            return "the path differs only in case from '\(shown(other))'"
+        case .fileDirectoryCollision(_, let file, _):
+            return "the path needs '\(shown(file))' to be a directory, and it is a file"
         case .encrypted:
             return "the member is encrypted, which packs do not support"
         case .unsupportedMethod(_, _, let method):

@@ -28,6 +28,16 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// equivalent Unicode). Also thrown by the writer for repeated paths.
     case duplicateMember(archive: String, path: String)
 
+    /// Two members whose names differ only in case (`Read.me` and
+    /// `README.ME`): one file on a case-insensitive file system. Also thrown
+    /// by the writer.
+    case caseCollision(archive: String, path: String, with: String)
+
+    /// A file whose name is also a directory of another member (`a` beside
+    /// `a/b` or `a/`, compared ignoring case): the two cannot both exist on
+    /// a file system. Also thrown by the writer.
+    case fileDirectoryCollision(archive: String, file: String, member: String)
+
     /// A member that is encrypted (general-purpose flag bit 0, 6 or 13).
     case encrypted(archive: String, path: String)
 

@@ -4,7 +4,7 @@ import AssetPacks
 import TestSupport
 
 /// Member names from other tools: CP437 names without the UTF-8 flag,
-/// and UTF-8 without it.
+/// UTF-8 without it, and names that would collide when extracted.
 @Suite(.enabled(if: Program.available("python3", "zip", "sh")))
 struct ForeignNameTests {
     @Test func aPythonCP437ArchiveInstallsAndReadsByItsUnicodeName() throws {
@@ -45,5 +45,28 @@ struct ForeignNameTests {
         #expect(try manager.members(inAssetPackWithID: "iz").map(\.path) == ["caf\u{e9}/cr\u{e8}me.txt"])
         #expect(Array(try manager.contents(at: "caf\u{e9}/cr\u{e8}me.txt")) == Array("menu".utf8))
         #expect(Array(try manager.contents(at: "cafe\u{301}/cre\u{300}me.txt")) == Array("menu".utf8))
+    }
+
+    @Test func collisionsAreRefusedWithTheirOwnReasons() throws {
+        let directory = TemporaryDirectory("foreign-names")
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1] + '/case.zip', 'w') as z:
+                z.writestr('Read.me', b'1'); z.writestr('READ.ME', b'2')
+            with zipfile.ZipFile(sys.argv[1] + '/prefix.zip', 'w') as z:
+                z.writestr('a', b'1'); z.writestr('a/b', b'2')
+            """
+        let python = try Program.run("python3", ["-c", script, directory.path])
+        #expect(python.status == 0, "\(python.stderr)")
+        let manager = try AssetPackManager(container: AssetPackManager.Container(path: directory.file("container")))
+        for (name, reason, member) in [("case", AssetPackError.Reason.caseCollision, "READ.ME"),
+                                       ("prefix", .fileDirectoryCollision, "a/b")] {
+            do {
+                try manager.installPack(at: directory.file(name + ".zip"))
+                Issue.record("\(name) installed")
+            } catch {
+                #expect(error.code == .badArchive && error.reason == reason && error.member == member, "\(error)")
+            }
+        }
     }
 }

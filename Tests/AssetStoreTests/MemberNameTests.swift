@@ -4,7 +4,8 @@ import AssetArchive
 import AssetStore
 import TestSupport
 
-/// Member names in the index: keys in NFC, lookups normalized to NFC.
+/// Member names in the index: keys in NFC, lookups normalized to NFC, and
+/// names that would collide on a file system refused at install.
 @Suite struct MemberNameTests {
     private static let nfdCafe = "cafe\u{301}.txt"
     private static let nfcCafe = "caf\u{e9}.txt"
@@ -48,5 +49,54 @@ import TestSupport
         #expect(throws: StoreError.fileNotFound(path: "cafe\u{300}.txt", pack: "p")) {
             try store.contents(at: "cafe\u{300}.txt", inPack: "p")
         }
+    }
+
+    @Test func caseOnlyDuplicatesAreRefusedAtInstall() throws {
+        let f = StoreFixture()
+        let store = try f.store()
+        let path = f.root + "/c.zip"  // the writer refuses these too
+        try Data(Self.storedArchive(["Read.me", "READ.ME"])).write(to: URL(fileURLWithPath: path))
+        do {
+            try store.install(packAt: path)
+            Issue.record("installed")
+        } catch {
+            guard case .archive(.caseCollision(_, let a, let b)) = error else { Issue.record("\(error)"); return }
+            #expect(Set([a, b]) == ["Read.me", "READ.ME"])
+        }
+        #expect(try store.packRecord("c") == nil)
+    }
+
+    @Test func aFileBesideItsOwnDirectoryIsRefusedAtInstall() throws {
+        let f = StoreFixture()
+        let store = try f.store()
+        let path = f.root + "/d.zip"
+        try Data(Self.storedArchive(["a", "a/b"])).write(to: URL(fileURLWithPath: path))
+        do {
+            try store.install(packAt: path)
+            Issue.record("installed")
+        } catch {
+            guard case .archive(.fileDirectoryCollision(_, "a", "a/b")) = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    /// A minimal archive of empty stored members, written without the
+    /// writer's checks.
+    static func storedArchive(_ names: [String]) -> [UInt8] {
+        var out: [UInt8] = []
+        var central: [UInt8] = []
+        func le(_ v: Int, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8((v >> (8 * $0)) & 0xff) } }
+        for name in names {
+            let n = Array(name.utf8)
+            let offset = out.count
+            out += [0x50, 0x4b, 3, 4] + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4) + le(0, 4) + le(0, 4)
+                + le(n.count, 2) + le(0, 2) + n
+            central += [0x50, 0x4b, 1, 2] + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4)
+                + le(0, 4) + le(0, 4) + le(n.count, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4)
+                + le(offset, 4) + n
+        }
+        let start = out.count
+        out += central
+        out += [0x50, 0x4b, 5, 6] + le(0, 4) + le(names.count, 2) + le(names.count, 2) + le(central.count, 4) + le(start, 4) + le(0, 2)
+        return out
     }
 }
