@@ -29,26 +29,14 @@ extension ArchiveError {
     }
 
     /// One line: the archive, the member, and what is wrong with them.
-    /// Control characters in names are shown escaped (`\x00`, `\x0a`).
+    /// Control characters in names (C0, DEL and C1) are shown escaped
+    /// (`\x00`, `\x1b`, `\u{85}`).
     public var description: String {
         let subject = path.map { "archive '\(shown(archive))', member '\(shown($0))'" } ?? "archive '\(shown(archive))'"
         return "\(subject): \(message)"
     }
 
-    /// `text` with C0 control characters and DEL escaped as `\xNN`.
-    private func shown(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7f {
-                let digits = String(scalar.value, radix: 16)
-                result += "\\x" + (digits.count == 1 ? "0" : "") + digits
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    private func shown(_ text: String) -> String { MemberPath.escapingControlCharacters(text) }
 
     private var message: String {
         switch self {

@@ -4,7 +4,8 @@
 /// separated by `/`: not empty, not absolute (no leading `/`, no drive letter
 /// such as `C:`), no backslash, no NUL byte, and no empty, `.` or `..`
 /// component. Directory entries end in one `/`, which is not part of these
-/// rules.
+/// rules. Other control characters are allowed, as file systems allow them;
+/// whatever shows a name to a person escapes them.
 ///
 /// Names are compared in Unicode Normalization Form C: the reader gives each
 /// member its name in NFC (the archive's bytes are left as they are), and a
@@ -26,6 +27,26 @@ public enum MemberPath {
     @inline(never)
     static func nfc(_ path: String) -> String {
         String(decoding: path._nfcCodeUnits, as: UTF8.self)
+    }
+
+    /// `text` with control characters escaped for a terminal or a log: C0
+    /// and DEL as `\xNN`, C1 (U+0080–U+009F) as `\u{NN}`. Member paths
+    /// cannot hold a backslash, so the escapes are unambiguous in them.
+    static func escapingControlCharacters(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (scalar.value >= 0x7f && scalar.value < 0xa0)
+        }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            let digits = String(scalar.value, radix: 16)
+            result += scalar.value < 0x80 ? "\\x" + (digits.count == 1 ? "0" : "") + digits : "\\u{" + digits + "}"
+        }
+        return result
     }
 
     /// Why the name bytes `name` are not a valid member path, or `nil` when

@@ -112,6 +112,13 @@ import TestSupport
         #expect(archive.entries[0].path.unicodeScalars.map(\.value) == "caf\u{e9}/\u{f1}.txt".unicodeScalars.map(\.value))
     }
 
+    @Test func controlCharactersAreAcceptedAndEscapedInMessages() throws {
+        let archive = try parse(ZipBuilder([.init("a\u{1b}[31mred\u{7f}\u{85}.txt")]).build())
+        #expect(archive.entries.map(\.path) == ["a\u{1b}[31mred\u{7f}\u{85}.txt"])
+        let error = ArchiveError.duplicateMember(archive: "t.zip", path: "a\u{1b}[31mred\u{7f}\u{85}.txt")
+        #expect(error.description == "archive 't.zip', member 'a\\x1b[31mred\\x7f\\u{85}.txt': the path appears more than once")
+    }
+
     @Test func normalizedLeavesASCIIAlone() {
         #expect(MemberPath.normalized("dir/file-1.txt") == "dir/file-1.txt")
         #expect(MemberPath.normalized("cafe\u{301}").unicodeScalars.map(\.value) == [0x63, 0x61, 0x66, 0xe9])
