@@ -7,6 +7,10 @@
 /// rules. Other control characters are allowed, as file systems allow them;
 /// whatever shows a name to a person escapes them.
 ///
+/// A name flagged as UTF-8 (general-purpose bit 11) must be valid UTF-8; an
+/// unflagged one is UTF-8 when it is valid UTF-8 and CP437 otherwise, unless
+/// an Info-ZIP Unicode Path field with a matching CRC-32 gives it.
+///
 /// Names are compared in Unicode Normalization Form C: the reader gives each
 /// member its name in NFC (the archive's bytes are left as they are), and a
 /// lookup normalizes the path it is asked for with ``normalized(_:)``, so
