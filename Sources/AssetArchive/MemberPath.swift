@@ -17,14 +17,31 @@
 /// `café` precomposed and decomposed name the same member.
 public enum MemberPath {
     /// `path` in Unicode Normalization Form C. An ASCII path is returned as
-    /// it is, after one pass over its bytes and without allocating.
+    /// it is, after one pass over its bytes eight at a time (a few
+    /// nanoseconds for a typical path) and without allocating.
     @inline(__always)
     public static func normalized(_ path: String) -> String {
         let ascii = path.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.allSatisfy { $0 < 0x80 }
+            isASCII(UnsafeRawBufferPointer(bytes))
         }
         if ascii ?? path.utf8.allSatisfy({ $0 < 0x80 }) { return path }
         return nfc(path)
+    }
+
+    /// Whether no byte of `bytes` has its high bit set.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var bits: UInt64 = 0
+        var index = 0
+        while bytes.count - index >= 8 {
+            bits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            bits |= UInt64(bytes[index])
+            index += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 
     /// The standard library's NFC, the form it hashes and compares strings in.

@@ -125,6 +125,14 @@ import TestSupport
         #expect(MemberPath.normalized("\u{e9}").unicodeScalars.map(\.value) == [0xe9])
     }
 
+    @Test(arguments: 0 ..< 20)
+    func normalizedFindsANonASCIIByteAtAnyOffset(offset: Int) {
+        let path = String(repeating: "a", count: offset) + "e\u{301}" + String(repeating: "b", count: 19 - offset)
+        let expected = String(repeating: "a", count: offset) + "\u{e9}" + String(repeating: "b", count: 19 - offset)
+        #expect(Array(MemberPath.normalized(path).utf8) == Array(expected.utf8))
+        #expect(MemberPath.normalized(String(repeating: "x", count: offset)) == String(repeating: "x", count: offset))
+    }
+
     private static let cpythonArchive = """
         UEsDBBQAAgAIAMNpnz1uDiq0BwAAAAUAAAAVAAAAZmlsZW5hbWVfd2l0aF+Rb4YudHh0c/V34+UCAFBLAwQUAAIACADDaZ89
         bg4qtAcAAAAFAAAAFAAAAGZpbGVuYW1lX3dpdGhvdXQudHh0c/V34+UCAFBLAQIUABQAAgAIAMNpnz1uDiq0BwAAAAUAAAAV
