@@ -4,8 +4,9 @@
 /// Offsets are absolute byte offsets into the archive file, so a stored
 /// member's bytes are `bytes[dataOffset ..< dataOffset + compressedSize]`.
 public struct ArchiveEntry: Sendable, Hashable {
-    /// The member's path: relative, valid UTF-8, `/`-separated, with no
-    /// empty, `.` or `..` component.
+    /// The member's path: relative, `/`-separated, with no empty, `.` or
+    /// `..` component; decoded from UTF-8 or CP437 (see ``MemberPath``) and
+    /// in Unicode Normalization Form C, whatever form the archive spells it in.
     public let path: String
     /// How the data is stored.
     public let method: CompressionMethod

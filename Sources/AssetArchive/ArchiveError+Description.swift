@@ -3,7 +3,8 @@ extension ArchiveError {
     public var archive: String {
         switch self {
         case .notAnArchive(let a), .truncated(let a), .unsafePath(let a, _, _), .nonRegularEntry(let a, _, _),
-             .duplicateMember(let a, _), .encrypted(let a, _), .unsupportedMethod(let a, _, _),
+             .duplicateMember(let a, _), .caseCollision(let a, _, _), .fileDirectoryCollision(let a, _, _),
+             .encrypted(let a, _), .unsupportedMethod(let a, _, _),
              .headerMismatch(let a, _, _), .malformedEntry(let a, _, _), .overlap(let a, _, _),
              .outOfBounds(let a, _, _), .inconsistentDirectory(let a, _), .crcMismatch(let a, _, _, _),
              .sizeMismatch(let a, _, _, _), .corruptData(let a, _, _), .io(let a, _),
@@ -16,6 +17,7 @@ extension ArchiveError {
     public var path: String? {
         switch self {
         case .unsafePath(_, let p, _), .nonRegularEntry(_, let p, _), .duplicateMember(_, let p),
+             .caseCollision(_, let p, _), .fileDirectoryCollision(_, _, let p),
              .encrypted(_, let p), .unsupportedMethod(_, let p, _), .headerMismatch(_, let p, _),
              .malformedEntry(_, let p, _), .overlap(_, let p, _), .outOfBounds(_, let p, _),
              .crcMismatch(_, let p, _, _), .sizeMismatch(_, let p, _, _), .corruptData(_, let p, _),
@@ -27,26 +29,14 @@ extension ArchiveError {
     }
 
     /// One line: the archive, the member, and what is wrong with them.
-    /// Control characters in names are shown escaped (`\x00`, `\x0a`).
+    /// Control characters in names (C0, DEL and C1) are shown escaped
+    /// (`\x00`, `\x1b`, `\u{85}`).
     public var description: String {
         let subject = path.map { "archive '\(shown(archive))', member '\(shown($0))'" } ?? "archive '\(shown(archive))'"
         return "\(subject): \(message)"
     }
 
-    /// `text` with C0 control characters and DEL escaped as `\xNN`.
-    private func shown(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7f {
-                let digits = String(scalar.value, radix: 16)
-                result += "\\x" + (digits.count == 1 ? "0" : "") + digits
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    private func shown(_ text: String) -> String { MemberPath.escapingControlCharacters(text) }
 
     private var message: String {
         switch self {
@@ -60,6 +50,10 @@ extension ArchiveError {
             return "not a regular file: the entry is \(kind.message)"
         case .duplicateMember:
             return "the path appears more than once"
+        case .caseCollision(_, _, let other):
+            return "the path differs only in case from '\(shown(other))'"
+        case .fileDirectoryCollision(_, let file, _):
+            return "the path needs '\(shown(file))' to be a directory, and it is a file"
         case .encrypted:
             return "the member is encrypted, which packs do not support"
         case .unsupportedMethod(_, _, let method):

@@ -16,7 +16,7 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// end-of-central-directory record, but ends before the records it needs.
     case truncated(archive: String)
 
-    /// A member name that is not a safe, relative, normalized UTF-8 path.
+    /// A member name that is not a safe, relative, normalized path.
     /// `path` is the name as well as it can be shown (invalid UTF-8 is
     /// replaced by U+FFFD).
     case unsafePath(archive: String, path: String, reason: PathProblem)
@@ -27,6 +27,16 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Two members with the same name (byte for byte, or canonically
     /// equivalent Unicode). Also thrown by the writer for repeated paths.
     case duplicateMember(archive: String, path: String)
+
+    /// Two members whose names differ only in case (`Read.me` and
+    /// `README.ME`): one file on a case-insensitive file system. Also thrown
+    /// by the writer.
+    case caseCollision(archive: String, path: String, with: String)
+
+    /// A file whose name is also a directory of another member (`a` beside
+    /// `a/b` or `a/`, compared ignoring case): the two cannot both exist on
+    /// a file system. Also thrown by the writer.
+    case fileDirectoryCollision(archive: String, file: String, member: String)
 
     /// A member that is encrypted (general-purpose flag bit 0, 6 or 13).
     case encrypted(archive: String, path: String)
@@ -88,7 +98,9 @@ extension ArchiveError {
         case backslash
         /// Contains a NUL byte.
         case nulByte
-        /// The name bytes are not valid UTF-8.
+        /// The name is flagged as UTF-8 (general-purpose bit 11), or comes
+        /// from an Info-ZIP Unicode Path field, and is not valid UTF-8.
+        /// (An unflagged name that is not UTF-8 is read as CP437.)
         case invalidUTF8
         /// The name is empty.
         case empty

@@ -75,7 +75,9 @@ public struct ArchiveWriter {
     ///     report, no look ahead.
     /// - Returns: the written archive, parsed.
     /// - Throws: ``ArchiveError/unsafePath(archive:path:reason:)`` or
-    ///   ``ArchiveError/duplicateMember(archive:path:)`` for bad member paths,
+    ///   ``ArchiveError/duplicateMember(archive:path:)``,
+    ///   ``ArchiveError/caseCollision(archive:path:with:)`` or
+    ///   ``ArchiveError/fileDirectoryCollision(archive:file:member:)`` for bad member paths,
     ///   ``ArchiveError/unreadableSource(archive:path:source:problem:)`` for a
     ///   source file that cannot be read, ``ArchiveError/invalidComment(archive:length:)``,
     ///   and ``ArchiveError/io(archive:error:)`` when writing fails.
@@ -189,6 +191,7 @@ public struct ArchiveWriter {
             }
             named.append((name, member))
         }
+        try NameCollisions.check(members.map(\.path), archive: archive)
         named.sort { $0.0.lexicographicallyPrecedes($1.0) }
         return named
     }

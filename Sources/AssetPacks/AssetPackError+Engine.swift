@@ -81,6 +81,8 @@ extension AssetPackError {
         case .unsafePath(let a, let p, _): archive = a; member = p; reason = .unsafeMemberPath
         case .nonRegularEntry(let a, let p, _): archive = a; member = p; reason = .unsupportedEntryType
         case .duplicateMember(let a, let p): archive = a; member = p; reason = .duplicateMember
+        case .caseCollision(let a, let p, _): archive = a; member = p; reason = .caseCollision
+        case .fileDirectoryCollision(let a, _, let p): archive = a; member = p; reason = .fileDirectoryCollision
         case .encrypted(let a, let p): archive = a; member = p; reason = .encryptedMember
         case .unsupportedMethod(let a, let p, _): archive = a; member = p; reason = .unsupportedMethod
         case .headerMismatch(let a, let p, _): archive = a; member = p; reason = .headerMismatch

@@ -137,7 +137,7 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case unsafeMemberPath = 402
         /// A member is a symbolic link, device, FIFO or other non-file.
         case unsupportedEntryType = 403
-        /// Two members have one name.
+        /// Two members have one name (canonically equivalent Unicode included).
         case duplicateMember = 404
         /// A member is encrypted.
         case encryptedMember = 405
@@ -163,6 +163,10 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case unreadableSource = 415
         /// The archive comment is too long.
         case invalidComment = 416
+        /// Two members' names differ only in case.
+        case caseCollision = 417
+        /// A file's name is also a directory of another member (`a` and `a/b`).
+        case fileDirectoryCollision = 418
 
         // invalidManifest
         /// The manifest file cannot be read.

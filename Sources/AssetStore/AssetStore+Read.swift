@@ -64,19 +64,20 @@ extension AssetStore {
     func locate(_ path: String, pack: String?) throws(StoreError) -> (pack: String, record: MemberRecord) {
         let commit = environment.lastCommittedTransactionID
         if let hit = lookups.lookup(path, pack: pack, commit: commit) { return hit }
+        let key = MemberPath.normalized(path)  // index keys are NFC
         let (found, snapshot) = try snapshot { (txn) throws(StoreError) in
             let id: String
             if let pack {
                 id = pack
             } else {
-                guard let holders = try indexCall({ () throws(LMDBError) in try txn.get(paths, key: path) }) else {
+                guard let holders = try indexCall({ () throws(LMDBError) in try txn.get(paths, key: key) }) else {
                     throw .fileNotFound(path: path, pack: nil)
                 }
                 let ids = PathIndex.packs(in: holders)
                 guard ids.count == 1 else { throw .ambiguousPath(path, packs: ids) }
                 id = ids[0]
             }
-            guard let bytes = try Self.memberValue(pack: id, path: path, txn: txn, members: members) else {
+            guard let bytes = try Self.memberValue(pack: id, path: key, txn: txn, members: members) else {
                 if pack != nil, try Self.packRecord(id, txn: txn, packs: packs) == nil {
                     throw .notInstalled(id)
                 }
@@ -232,7 +233,7 @@ extension AssetStore {
             var prefix = IndexSchema.memberPrefix(pack: id)
             let base = prefix.count
             if let directory, !directory.isEmpty, directory != "." && directory != "/" {
-                prefix.append(contentsOf: directory.utf8)
+                prefix.append(contentsOf: MemberPath.normalized(directory).utf8)
                 if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
             }
             var result: [MemberInfo] = []

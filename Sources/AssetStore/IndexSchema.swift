@@ -10,7 +10,8 @@
 /// | `journal` | pack ID                 | download journal entry              |
 ///
 /// Keys sort byte-wise, so a pack's members are contiguous and a directory
-/// prefix (`pack\0dir/`) is a range scan.
+/// prefix (`pack\0dir/`) is a range scan. Paths in keys are the archive
+/// reader's, in NFC; lookups normalize the path asked for the same way.
 enum IndexSchema {
     /// The version this build writes and reads.
     static let version: UInt32 = 1

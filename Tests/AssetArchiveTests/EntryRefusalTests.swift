@@ -26,7 +26,9 @@ import Testing
 
     @Test(arguments: unsafeNames)
     func refusesUnsafeNames(name: [UInt8], shown: String, reason: ArchiveError.PathProblem) {
-        let bytes = ZipBuilder([.init("ok.txt"), .init(rawName: name)]).build()
+        var member = ZipBuilder.Member(rawName: name)
+        member.flags = 0x0800  // UTF-8: unflagged, the non-UTF-8 names would be CP437
+        let bytes = ZipBuilder([.init("ok.txt"), member]).build()
         #expect(parseError(bytes) == .unsafePath(archive: "t.zip", path: shown, reason: reason))
     }
 

@@ -1,6 +1,6 @@
 /// The work of ``ZipArchive/parse(_:name:)``: walk the central directory,
 /// validate each record and its local header, then check the layout of the
-/// whole file and the uniqueness of names.
+/// whole file and the names against each other (``NameCollisions``).
 struct ArchiveParser {
     let bytes: UnsafeRawBufferPointer
     let name: String
@@ -50,7 +50,7 @@ struct ArchiveParser {
             }
         }
         try checkLayout(&extents, paths: paths, directoryStart: end.directoryOffset)
-        try checkUnique(paths)
+        try NameCollisions.check(paths, archive: name)
         parsed.comment = Array(bytes[end.comment])
         return parsed
     }
@@ -110,15 +110,4 @@ struct ArchiveParser {
                 archive: name,
                 problem: .unaccountedBytes(offset: UInt64(covered), count: UInt64(directoryStart - covered)))
         }
-    }
-
-    /// No two names may be equal. `String` equality is Unicode canonical
-    /// equivalence, so "é" precomposed and decomposed count as the same name,
-    /// as they would on a normalizing file system.
-    private func checkUnique(_ paths: [String]) throws(ArchiveError) {
-        var seen = Set<String>(minimumCapacity: paths.count)
-        for path in paths where !seen.insert(path).inserted {
-            throw .duplicateMember(archive: name, path: path)
-        }
-    }
-}
+    }}

@@ -21,16 +21,13 @@ struct RecordValidation {
         let nameCount = Int(bytes.u16(record + 28))
         let extraCount = Int(bytes.u16(record + 30))
         let nameStart = record + ZipFormat.centralHeaderSize
-        let nameBytes = bytes.slice(nameStart, nameCount)
-        isDirectory = nameCount > 0 && nameBytes[nameCount - 1] == UInt8(ascii: "/")
-        let pathBytes = isDirectory ? bytes.slice(nameStart, nameCount - 1) : nameBytes
-        if var problem = MemberPath.problem(in: pathBytes) {
-            if isDirectory && problem == .empty { problem = .absolute }  // the name is "/"
-            throw .unsafePath(archive: name, path: MemberPath.display(nameBytes), reason: problem)
-        }
-        let path = String(decoding: nameBytes, as: UTF8.self)
-
+        let extra = nameStart + nameCount ..< nameStart + nameCount + extraCount
         let flags = bytes.u16(record + 8)
+        let memberName = try MemberName.decode(
+            bytes, nameStart: nameStart, nameCount: nameCount, extra: extra, flags: flags, archive: name)
+        isDirectory = memberName.isDirectory
+        let path = memberName.path
+
         guard flags & ZipFormat.flagsMeaningEncrypted == 0 else { throw .encrypted(archive: name, path: path) }
         let methodNumber = bytes.u16(record + 10)
         guard let method = CompressionMethod(rawValue: methodNumber) else {
@@ -41,7 +38,6 @@ struct RecordValidation {
             uncompressedSize: UInt64(bytes.u32(record + 24)), compressedSize: UInt64(bytes.u32(record + 20)),
             localHeaderOffset: UInt64(bytes.u32(record + 42)), diskStart: UInt32(bytes.u16(record + 34)))
         if values.needsExtraField {
-            let extra = nameStart + nameCount ..< nameStart + nameCount + extraCount
             do {
                 let zip64 = try ExtraFields.find(ZipFormat.zip64ExtraID, in: bytes, block: extra)
                 try ExtraFields.resolveZip64(&values, in: bytes, data: zip64)

@@ -19,6 +19,8 @@ enum ZipFormat {
 
     /// Extra-field ID of the ZIP64 extended information.
     static let zip64ExtraID: UInt16 = 0x0001
+    /// The Info-ZIP Unicode Path extra field (APPNOTE 4.6.9).
+    static let unicodePathExtraID: UInt16 = 0x7075
     /// Extra-field ID of alignment padding, as Android's zipalign writes it:
     /// a 2-byte alignment followed by zero bytes.
     static let alignmentExtraID: UInt16 = 0xD935
