@@ -16,18 +16,33 @@ struct Leftover: Sendable {
 extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
-    /// instant). Files still locked belong to live writers and are skipped.
+    /// instant). Files still locked belong to live writers and are skipped,
+    /// and so are files gone meanwhile (`ENOENT`).
+    ///
+    /// - Throws: `.system` when `staging/` or a file in it cannot be looked
+    ///   at for another reason (`EMFILE`, `EACCES`, …): a file whose lock
+    ///   could not be probed is not proven a dead writer's.
     func findLeftovers() throws(StoreError) -> [Leftover] {
         var found: [Leftover] = []
-        for name in FileSystem.names(in: container.stagingPath).sorted() {
+        for name in try listing(container.stagingPath).sorted() {
             let path = container.stagingPath + "/" + name
-            guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true,
-                  let twin = try? fd.status() else { continue }
-            // The lock may have come free because its writer finished and
-            // unlinked this name after it was opened here: only a name that
-            // still leads to the locked file is a leftover.
-            guard let now = (try? FileDescriptor.status(of: path, followingLinks: false)) ?? nil,
-                  now.inode == twin.inode, now.device == twin.device else { continue }
+            let fd: FileDescriptor
+            do { fd = try FileDescriptor.open(path, .readWrite) } catch where error.provesAbsence { continue } catch {
+                throw .system(error)
+            }
+            let twin: FileStatus
+            let now: FileStatus?
+            do {
+                guard try FileLock.tryLock(fd) else { continue }
+                twin = try fd.status()
+                // The lock may have come free because its writer finished and
+                // unlinked this name after it was opened here: only a name that
+                // still leads to the locked file is a leftover.
+                now = try FileDescriptor.status(of: path, followingLinks: false)
+            } catch {
+                throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
+            }
+            guard let now, now.inode == twin.inode, now.device == twin.device else { continue }
             let kind: Leftover.Kind
             let base: String?
             if name.hasSuffix(StagedFile.suffix) {
@@ -45,10 +60,12 @@ extension AssetStore {
             // dead writer's lock held: what it committed before dying is in
             // this snapshot, and nothing it did can change any more.
             if let base, let parsed = IndexSchema.parseArchiveName(base),
-               try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey,
-               let archive = try? FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false),
-               archive.inode == twin.inode, archive.device == twin.device {
-                garbage = base
+               try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey {
+                let archive: FileStatus?
+                do { archive = try FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false) } catch {
+                    throw .system(error)
+                }
+                if let archive, archive.inode == twin.inode, archive.device == twin.device { garbage = base }
             }
             found.append(Leftover(name: name, kind: kind, unreferencedArchive: garbage))
         }

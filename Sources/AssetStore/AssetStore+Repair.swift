@@ -82,8 +82,15 @@ extension AssetStore {
             guard let name = f.object else { continue }
             let path = (f.code == .lockOrphan ? container.packLocksPath : container.locksPath) + "/" + name
             try plan.act([f.code], pack: f.pack, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
-                guard let fd = try? FileDescriptor.open(path, .readWrite), (try? FileLock.tryLock(fd)) == true else { return }
-                try? FileSystem.unlink(path)
+                do throws(Errno) {
+                    let fd = try FileDescriptor.open(path, .readWrite)
+                    // Taken meanwhile: a writer uses it after all.
+                    guard try FileLock.tryLock(fd) else { return }
+                    try FileSystem.unlink(path)
+                } catch where error.provesAbsence {
+                } catch {
+                    throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
+                }
             }
         }
     }
@@ -195,12 +202,26 @@ extension AssetStore {
         removeLockFile(of: id)
     }
 
-    /// Whether the archive of `record` has the recorded size and SHA-256.
+    /// Whether the archive of `record` is there with the recorded size and
+    /// SHA-256.
+    ///
+    /// - Throws: `.system` when it cannot be looked at (`EMFILE`, `ENOMEM`,
+    ///   …): that proves nothing about it.
     private func archiveMatchesRecord(_ record: PackRecord) throws(StoreError) -> Bool {
-        guard let fd = try? FileDescriptor.open(container.packsPath + "/" + record.archiveName),
-              let status = try? fd.status(), status.size == Int64(record.archiveSize),
-              let region = try? MappedRegion(mapping: fd, count: Int(status.size)) else { return false }
-        return SHA256.hash(region.bytes) == record.sha256
+        let path = container.packsPath + "/" + record.archiveName
+        do throws(Errno) {
+            let fd = try FileDescriptor.open(path)
+            let status: FileStatus
+            do { status = try fd.status() } catch { throw error.with(operation: "fstat", path: path) }
+            guard status.size == Int64(record.archiveSize) else { return false }
+            let region: MappedRegion
+            do { region = try MappedRegion(mapping: fd, count: Int(status.size)) } catch { throw error.with(operation: "mmap", path: path) }
+            return SHA256.hash(region.bytes) == record.sha256
+        } catch where error.provesAbsence {
+            return false
+        } catch {
+            throw .system(error)
+        }
     }
 
     /// Rewrites pack `record.id`'s member records from its archive.
@@ -219,9 +240,9 @@ extension AssetStore {
     /// `packs/` named for the pack; without one, removes the pack from the
     /// index and quarantines its candidates.
     private func rebuildRecord(_ id: String) throws(StoreError) {
-        let candidates = FileSystem.names(in: container.packsPath).sorted().filter { IndexSchema.parseArchiveName($0)?.pack == id }
+        let candidates = try listing(container.packsPath).sorted().filter { IndexSchema.parseArchiveName($0)?.pack == id }
         if candidates.count == 1, let key = IndexSchema.parseArchiveName(candidates[0])?.archiveKey,
-           let pack = try? PackFile.validate(path: container.packsPath + "/" + candidates[0]),
+           let pack = try intactPack(at: container.packsPath + "/" + candidates[0]),
            pack.description == nil || pack.description?.id == id {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
@@ -233,6 +254,24 @@ extension AssetStore {
         }
         for name in candidates { try quarantine(container.packsPath + "/" + name) }
         try deindex(id, redownloadFrom: nil)
+    }
+
+    /// The pack file at `path` when it validates; `nil` when it is proven
+    /// damaged (or gone).
+    ///
+    /// - Throws: what says only that it could not be checked: `.system`,
+    ///   `.archive(.io)`.
+    private func intactPack(at path: String) throws(StoreError) -> PackFile? {
+        do {
+            return try PackFile.validate(path: path)
+        } catch {
+            switch error {
+            case .system(let e) where e.provesAbsence: return nil
+            case .system: throw error
+            case .archive(let e) where !e.provesDamage: throw error
+            default: return nil
+            }
+        }
     }
 
     /// Recomputes the whole path index from the member records.

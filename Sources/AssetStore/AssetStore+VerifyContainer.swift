@@ -52,10 +52,10 @@ extension AssetStore {
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
-        let archiveNames = FileSystem.names(in: container.packsPath).sorted()
+        let archiveNames = try listing(container.packsPath).sorted()
         // A file reaches packs/ only after its twin has its staging name, so
         // one listing taken after packs/'s shows every live writer's twin.
-        let twinNames = Set(FileSystem.names(in: container.stagingPath))
+        let twinNames = Set(try listing(container.stagingPath))
         let leftovers = try findLeftovers()
         let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
@@ -68,7 +68,7 @@ extension AssetStore {
             }
             // A live writer's twin, or gone meanwhile: not a finding.
             if twinNames.contains(name + StagedFile.suffix) || twinNames.contains(name + RetiringArchive.suffix) { continue }
-            guard (try? FileDescriptor.status(of: container.packsPath + "/" + name)) ?? nil != nil else { continue }
+            guard try exists(container.packsPath + "/" + name) else { continue }
             if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
         }
@@ -87,29 +87,29 @@ extension AssetStore {
                 report.add(.stagingUnknown, pack: nil, object: leftover.name, "staging/\(leftover.name) is not AssetPacks' own")
             }
         }
-        let stagingNames = Set(FileSystem.names(in: container.stagingPath))
+        let stagingNames = Set(try listing(container.stagingPath))
         for entry in journal {
             if let staging = entry.stagingName, !stagingNames.contains(staging) {
                 report.add(.journalMissingStaging, pack: entry.pack, object: staging, "the download of '\(entry.pack)' lost its partial file; it restarts from zero")
             }
         }
-        for name in FileSystem.names(in: container.cachePath).sorted() {
+        for name in try listing(container.cachePath).sorted() {
             report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
         }
 
         let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
-        for name in FileSystem.names(in: container.packLocksPath).sorted() where name.hasSuffix(".lock") {
+        for name in try listing(container.packLocksPath).sorted() where name.hasSuffix(".lock") {
             let id = String(name.dropLast(5))
-            guard !installed.contains(id), (try? FileLock.isHeld(path: container.packLocksPath + "/" + name)) == false else { continue }
+            guard !installed.contains(id), try !isHeld(container.packLocksPath + "/" + name) else { continue }
             report.add(.lockOrphan, pack: id, object: name, "locks/packs/\(name) belongs to no installed pack")
         }
         // Before locks/packs/, pack locks lay beside the container's and the
         // daemon's; nothing takes them any more. One still held belongs to a
         // writer of that older version at work, and is left alone.
         let ownLocks: Set<String> = [container.containerLockPath, container.daemonLockPath]
-        for name in FileSystem.names(in: container.locksPath).sorted() where name.hasSuffix(".lock") {
+        for name in try listing(container.locksPath).sorted() where name.hasSuffix(".lock") {
             let path = container.locksPath + "/" + name
-            guard !ownLocks.contains(path), (try? FileLock.isHeld(path: path)) == false else { continue }
+            guard !ownLocks.contains(path), try !isHeld(path) else { continue }
             report.add(.lockOldLayout, pack: String(name.dropLast(5)), object: name,
                        "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
@@ -118,5 +118,25 @@ extension AssetStore {
             report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
                        (reader.transactionID.map { " holds snapshot \($0)" } ?? ""))
         }
+    }
+
+    // What verify looks at, failing rather than guessing: a directory it
+    // cannot read is not an empty one, a file it cannot stat is not a
+    // missing one. Only `ENOENT` means absent.
+
+    /// The names in directory `path`; none when it does not exist.
+    func listing(_ path: String) throws(StoreError) -> [String] {
+        do { return try FileSystem.contents(of: path) } catch { throw .system(error) }
+    }
+
+    /// Whether something is at `path`.
+    private func exists(_ path: String) throws(StoreError) -> Bool {
+        do { return try FileDescriptor.status(of: path) != nil } catch { throw .system(error) }
+    }
+
+    /// Whether another writer holds the lock file at `path` (`false` when it
+    /// is gone).
+    private func isHeld(_ path: String) throws(StoreError) -> Bool {
+        do { return try FileLock.isHeld(path: path) } catch { throw .system(error) }
     }
 }

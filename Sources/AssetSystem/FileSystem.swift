@@ -72,7 +72,37 @@ public enum FileSystem {
     }
 
     /// The names in directory `path` (without `.` and `..`), unsorted; empty
-    /// when it cannot be read. The corresponding C function is `readdir`.
+    /// when the directory does not exist.
+    ///
+    /// - Throws: `Errno` naming `path` for every other failure: `EMFILE`,
+    ///   `ENFILE` and `ENOMEM` when the directory cannot be opened, `EACCES`,
+    ///   `ENOTDIR`, `EIO` while it is read, … — so that a caller never takes
+    ///   a directory it could not read for an empty one. The corresponding C
+    ///   functions are `opendir` and `readdir`.
+    public static func contents(of path: String) throws(Errno) -> [String] {
+        guard let dir = opendir(path) else {
+            let code = errno
+            if code == ENOENT { return [] }
+            throw Errno(code, operation: "opendir", path: path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw Errno(errno, operation: "readdir", path: path) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// The names in directory `path` (without `.` and `..`), unsorted; empty
+    /// when it cannot be read, for whatever reason (``contents(of:)`` tells
+    /// the reasons apart). The corresponding C function is `readdir`.
     public static func names(in path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
