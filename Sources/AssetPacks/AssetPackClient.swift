@@ -60,7 +60,8 @@ public final class AssetPackClient: Sendable {
     ///   (`.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`,
     ///   `.invalidPackID`, …; `.system` and `.index` name the daemon's
     ///   operation); a refusal code when the daemon refuses the request or
-    ///   this process; `.daemonUnavailable` when it cannot be reached, the
+    ///   this process (`.daemonBusy` when it has no room, or when this
+    ///   user's connections hold its memory-file budget); `.daemonUnavailable` when it cannot be reached, the
     ///   connection breaks, it does not answer within ``timeout``, or its
     ///   reply breaks the protocol (`EPROTO`).
     public func descriptor(

@@ -47,6 +47,16 @@ extension AssetPackError {
             self.init(.corruptRecord, reason: reason, pack: pack, member: member, message: message)
         case .archiveMissing(let pack, let path):
             self.init(.archiveMissing, pack: pack, path: path, message: message)
+        case .limitExceeded(let archive, let pack, let member, let problem):
+            let reason: Reason
+            switch problem {
+            case .memberTooLarge: reason = .memberTooLarge
+            case .compressionRatioTooHigh: reason = .compressionRatioTooHigh
+            case .packTooLarge: reason = .packTooLarge
+            }
+            self.init(.limitExceeded, reason: reason, pack: pack, member: member, path: archive, message: message)
+        case .symlinkInContainer(let path):
+            self.init(.symlinkInContainer, path: path, message: message)
         }
     }
 

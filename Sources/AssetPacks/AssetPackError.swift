@@ -73,6 +73,16 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The descriptor daemon at ``path`` cannot be reached, or the
         /// connection broke (``systemError`` is the `errno`).
         case daemonUnavailable = 23
+        /// A pack file's member, or the pack as a whole, declares more than
+        /// the container's ``AssetPackManager/Limits`` allow: refused at
+        /// install and inspection before anything is inflated, and at a read
+        /// of a member installed under looser limits (``path`` is the file,
+        /// ``member`` the member, ``pack`` the installed pack; ``reason``
+        /// says which limit).
+        case limitExceeded = 24
+        /// A symlink is where a file or directory of the container belongs
+        /// (``path``); the container never follows one.
+        case symlinkInContainer = 25
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64
@@ -164,6 +174,17 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The file selectors select a file that is missing, outside the
         /// root or of the wrong kind, or select nothing (``field``).
         case invalidSelection = 503
+
+        // limitExceeded
+        /// A deflated member declares more than
+        /// ``AssetPackManager/Limits/maximumMemberSize`` bytes.
+        case memberTooLarge = 600
+        /// A deflated member above the exempt size inflates more than
+        /// ``AssetPackManager/Limits/maximumCompressionRatio`` times.
+        case compressionRatioTooHigh = 601
+        /// The deflated members together declare more than
+        /// ``AssetPackManager/Limits/maximumPackSize`` bytes.
+        case packTooLarge = 602
     }
 
     /// What went wrong.

@@ -4,8 +4,10 @@ import AssetArchive
 import AssetStore
 
 /// A pack file checked end to end, as `assetpack inspect` shows it: its ZIP
-/// structure, every member's data (CRC-32; deflated members inflated to
-/// exactly their declared size), its SHA-256 and its recorded manifest.
+/// structure, the sizes its members declare against
+/// ``AssetPackManager/Limits``, every member's data (CRC-32; deflated members
+/// inflated to exactly their declared size), its SHA-256 and its recorded
+/// manifest.
 public struct AssetPackFile: Sendable, Hashable {
     /// One member of the archive.
     public struct Member: Sendable, Hashable {
@@ -45,13 +47,23 @@ public struct AssetPackFile: Sendable, Hashable {
 
     /// Checks the pack file at `path`.
     ///
-    /// - Parameter progress: called as members are checked (`.validating`)
-    ///   and the file is hashed (`.hashing`).
-    /// - Throws: `.badArchive` with the first problem found, `.notAFile`,
+    /// - Parameters:
+    ///   - limits: what its deflated members may declare, checked before any
+    ///     is inflated, as an install would (default: the defaults); `nil`
+    ///     checks none.
+    ///   - progress: called as members are checked (`.validating`) and the
+    ///     file is hashed (`.hashing`).
+    /// - Throws: `.badArchive` with the first problem found,
+    ///   `.limitExceeded` naming the member over a limit, `.notAFile`,
     ///   `.invalidRecordedManifest`, `.system`.
-    public static func inspect(at path: String, progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> AssetPackFile {
+    public static func inspect(
+        at path: String, limits: AssetPackManager.Limits? = .defaults,
+        progress: (@Sendable (AssetPackProgress) -> Void)? = nil
+    ) throws(AssetPackError) -> AssetPackFile {
         let report = progress.map { progress in { (p: InstallProgress) in progress(AssetPackProgress(p)) } }
-        return AssetPackFile(try engine { () throws(StoreError) in try PackFile.validate(path: path, progress: report) })
+        return AssetPackFile(try engine { () throws(StoreError) in
+            try PackFile.validate(path: path, limits: limits.map(PackLimits.init), progress: report)
+        })
     }
 
     init(_ file: PackFile) {

@@ -64,11 +64,18 @@ public final class AssetPackManager: Sendable {
         /// no longer pin old pages. A verifier opens with `false`, to report
         /// them instead.
         public var clearsStaleReaders = true
+        /// The limits this manager enforces on installs and reads instead of
+        /// the ones the container records (``setLimits(_:)``); `nil`, the
+        /// default, enforces the container's, or ``Limits/defaults`` when it
+        /// records none.
+        public var limits: Limits?
 
-        public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true) {
+        public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
+                    limits: Limits? = nil) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
             self.clearsStaleReaders = clearsStaleReaders
+            self.limits = limits
         }
     }
 
@@ -88,6 +95,7 @@ public final class AssetPackManager: Sendable {
         engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
         engineOptions.createsContainer = options.createsContainer
         engineOptions.clearsStaleReaders = options.clearsStaleReaders
+        engineOptions.limits = options.limits.map(PackLimits.init)
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
     }
@@ -134,8 +142,10 @@ public final class AssetPackManager: Sendable {
     ///   - id: the ID for a plain ZIP that records no manifest (default: the
     ///     file name without its extension).
     ///   - progress: called as the file is copied, validated and indexed.
-    /// - Throws: `.badArchive` for a malformed or damaged file (nothing
-    ///   installed changes), `.notAFile`, `.invalidPackID`, `.invalidPath`,
+    /// - Throws: `.badArchive` for a malformed or damaged file,
+    ///   `.limitExceeded` for one whose members declare more than
+    ///   ``limits()`` allow (nothing installed changes, and in the second case
+    ///   nothing is inflated), `.notAFile`, `.invalidPackID`, `.invalidPath`,
     ///   `.lockTimeout`, `.system`.
     @discardableResult
     public func installPack(at path: String, id: String? = nil,
@@ -176,7 +186,9 @@ public final class AssetPackManager: Sendable {
     ///
     /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath` when
     ///   `id` is nil and several packs hold `path`; `.badArchive` when the
-    ///   data is damaged (`.crcMismatch`, `.corruptData`).
+    ///   data is damaged (`.crcMismatch`, `.corruptData`); `.limitExceeded`
+    ///   when a deflated file is over ``limits()`` (a pack installed under
+    ///   looser ones), before anything is allocated for it.
     public func contents(at path: String, searchingInAssetPackWithID id: String? = nil,
                          verifyingChecksum: Bool = false) throws(AssetPackError) -> Data {
         try engine { () throws(StoreError) in

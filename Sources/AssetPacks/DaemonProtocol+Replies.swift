@@ -45,11 +45,12 @@ enum DaemonReply {
         case .corruptRecord: fields = [error.pack ?? "", reason] + (error.member.map { [$0] } ?? [])
         case .archiveMissing: fields = [error.pack ?? "", error.path ?? ""]
         case .badArchive: fields = [error.path ?? "", error.member ?? "", reason]
+        case .limitExceeded: fields = [error.path ?? "", error.member ?? "", reason, error.pack ?? ""]
         case .system, .index: fields = error.path.map { [$0] } ?? []
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return failure(error.code, message: error.message)
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
             return failure(.daemonFailed, message: error.message)
         }
         return failure(error.code, number: number, fields: fields, message: error.message)
@@ -151,13 +152,17 @@ enum DaemonReply {
         case .badArchive:
             guard f.count == 3, let r = reason(f[2]) else { return bad }
             e = AssetPackError(code, reason: r, member: f[1].isEmpty ? nil : f[1], path: f[0], message: message)
+        case .limitExceeded:
+            guard f.count == 4, let r = reason(f[2]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[3].isEmpty ? nil : f[3], member: f[1].isEmpty ? nil : f[1],
+                               path: f[0], message: message)
         case .system, .index:
             guard f.count <= 1, let n = Int32(exactly: number) else { return bad }
             e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
             return .failure(.init("status \(status), which the daemon does not send"))
         }
         return .success(e)

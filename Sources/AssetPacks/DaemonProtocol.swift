@@ -47,6 +47,7 @@
 /// | `archiveMissing` (7) | pack, path |
 /// | `badArchive` (8) | archive, member path (empty when none), reason |
 /// | `system` (9), `index` (10) | the path, when known |
+/// | `limitExceeded` (24) | archive, member path (empty when none), reason, pack (empty when none) |
 /// | refusals (64–68), `daemonFailed` (69) | none |
 ///
 /// A request whose header is wrong (magic, version, kind, flags, lengths)

@@ -9,22 +9,30 @@ extension DescriptorDaemon {
     final class Connection: Sendable {
         let socket: UnixSocket
         let id: Int
+        /// The peer's user (`SO_PEERCRED`), whom memory files are counted against.
+        let uid: UInt32
         let daemon: DescriptorDaemon
 
-        init(socket: consuming UnixSocket, id: Int, daemon: DescriptorDaemon) {
+        init(socket: consuming UnixSocket, id: Int, uid: UInt32, daemon: DescriptorDaemon) {
             self.socket = socket
             self.id = id
+            self.uid = uid
             self.daemon = daemon
         }
 
         /// Serves requests until the connection ends.
         func serve() {
-            defer { daemon.finished(id) }
-            var reader = RequestReader(configuration: daemon.configuration)
+            // The shared memory files handed out on this connection.
+            var given = Set<Int>()
+            defer {
+                daemon.memoryFiles.release(given, of: uid)
+                daemon.finished(id)
+            }
+            var reader = RequestReader(configuration: daemon.configuration) { [daemon, id] idle in daemon.setIdle(id, idle) }
             while let next = reader.next(from: socket) {
                 switch next {
                 case .request(let request):
-                    guard answer(request) else { return }
+                    guard answer(request, given: &given) else { return }
                 case .malformed(let message):
                     // The body was unreadable but the stream is still framed.
                     guard send(DaemonReply.failure(.malformedRequest, message: message)) else { return }
@@ -37,16 +45,13 @@ extension DescriptorDaemon {
 
         /// Looks the member up and sends its descriptor or the error.
         /// Returns whether the reply was sent.
-        private func answer(_ request: DaemonRequest) -> Bool {
-            let result: Result<MemberDescriptor, StoreError>
+        private func answer(_ request: DaemonRequest, given: inout Set<Int>) -> Bool {
+            let result: Result<MemberDescriptor, AssetPackError>
             if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(StoreError) in try PackID.validate(pack) }) {
-                result = .failure(error)
+                result = .failure(AssetPackError(error))
             } else {
                 daemon.lookups.wait()
-                result = Result { () throws(StoreError) in
-                    try daemon.manager.store.descriptor(for: request.path, inPack: request.pack,
-                                                  options: request.standalone ? .standalone : [])
-                }
+                result = Result { () throws(AssetPackError) in try descriptor(for: request, given: &given) }
                 daemon.lookups.signal()
             }
             switch consume result {
@@ -58,8 +63,40 @@ extension DescriptorDaemon {
                 return send(DaemonReply.success(offset: d.offset, length: d.length, size: size, source: d.source, crc32: d.crc32),
                             passing: d.descriptor.rawValue)
             case .failure(let error):
-                return send(DaemonReply.failure(for: AssetPackError(error)))
+                return send(DaemonReply.failure(for: error))
             }
+        }
+
+        /// The descriptor to send: a stored member's archive as the store
+        /// opens it; a memory file from ``MemoryFiles``, shared with every
+        /// request for the same member of the same pack version, as a new
+        /// open description (its own file position) of the one file.
+        private func descriptor(for request: DaemonRequest, given: inout Set<Int>) throws(AssetPackError) -> MemberDescriptor {
+            let store = daemon.manager.store
+            let options: DescriptorOptions = request.standalone ? .standalone : []
+            let found: (pack: String, record: MemberRecord)
+            do { found = try store.member(at: request.path, inPack: request.pack) } catch { throw AssetPackError(error) }
+            guard found.record.method != .stored || request.standalone else {
+                do { return try store.descriptor(for: request.path, inPack: request.pack, options: options) } catch { throw AssetPackError(error) }
+            }
+            let files = daemon.memoryFiles
+            let uid = self.uid
+            let key = MemoryFiles.Key(pack: found.pack, path: request.path, standalone: request.standalone, record: found.record)
+            let file = try files.file(for: key) { () throws(AssetPackError) -> MemoryFiles.Made in
+                // Refused before inflating, when it could not be handed out anyway.
+                if let refusal = files.refusal(adding: Int64(found.record.size), for: uid) { throw refusal }
+                do throws(StoreError) {
+                    let d = try store.descriptor(for: request.path, inPack: found.pack, options: options)
+                    // The index named the same record before and after, and archive
+                    // keys are not reused: these are that record's bytes.
+                    let again = try store.member(at: request.path, inPack: found.pack)
+                    return MemoryFiles.Made(descriptor: d, cacheable: again.record == found.record)
+                } catch {
+                    throw AssetPackError(error)
+                }
+            }
+            if let refusal = files.charge(file, to: uid, given: &given) { throw refusal }
+            do { return try file.opened() } catch { throw AssetPackError(error) }
         }
 
         private func send(_ bytes: [UInt8], passing fd: Int32? = nil) -> Bool {
@@ -74,9 +111,10 @@ extension DescriptorDaemon {
     }
 
     /// Reads framed requests from a connection, enforcing the size limit and
-    /// the timeouts: ``Configuration/idleTimeout`` while waiting for a
-    /// request to begin, ``Configuration/requestTimeout`` for the rest of it
-    /// once it has.
+    /// the timeouts: ``Configuration/firstRequestTimeout`` from the start
+    /// until the first request is whole, ``Configuration/idleTimeout`` while
+    /// waiting for a later request to begin, ``Configuration/requestTimeout``
+    /// for the rest of a request once it has begun.
     struct RequestReader {
         enum Next {
             case request(DaemonRequest)
@@ -88,6 +126,13 @@ extension DescriptorDaemon {
 
         private let idleTimeout: Int
         private let requestTimeout: Double
+        /// When the first request must be whole; `nil` once it was.
+        private var firstDeadline: Double?
+        /// Told `true` when the reader waits for a request to begin, `false`
+        /// when one has.
+        private let idle: (Bool) -> Void
+        /// A connection starts idle (``DescriptorDaemon/admit(_:uid:into:limit:perUser:)`` records it so).
+        private var isIdle = true
         private var buffer: [UInt8]
         private var start = 0
         private var end = 0
@@ -96,9 +141,11 @@ extension DescriptorDaemon {
         /// The socket's current receive timeout, in milliseconds.
         private var timeoutSet = -1
 
-        init(configuration: Configuration) {
+        init(configuration: Configuration, idle: @escaping (Bool) -> Void = { _ in }) {
             self.idleTimeout = max(1, Int(configuration.idleTimeout * 1000))
             self.requestTimeout = configuration.requestTimeout
+            self.firstDeadline = Monotonic.now + configuration.firstRequestTimeout
+            self.idle = idle
             self.buffer = [UInt8](repeating: 0, count: DaemonProtocol.headerSize + DaemonProtocol.maximumRequestBody)
         }
 
@@ -122,6 +169,7 @@ extension DescriptorDaemon {
                             }
                             start += total
                             deadline = nil
+                            firstDeadline = nil
                             guard let request else { return .malformed("the pack ID or path is not valid UTF-8") }
                             return .request(request)
                         }
@@ -132,7 +180,7 @@ extension DescriptorDaemon {
                 case .ended: return nil
                 case .timedOut:
                     guard end > start else { return nil }
-                    return .refused(.malformedRequest, "the request did not arrive whole within \(requestTimeout) s")
+                    return .refused(.malformedRequest, "the request did not arrive whole in time")
                 case .descriptor:
                     return .refused(.malformedRequest, "requests carry no descriptors")
                 }
@@ -149,13 +197,21 @@ extension DescriptorDaemon {
                 start = 0
             }
             let milliseconds: Int
+            let now = Monotonic.now
             if end == 0 {
-                milliseconds = idleTimeout
+                if !isIdle { isIdle = true; idle(true) }
+                if let first = firstDeadline {
+                    if first <= now { return .timedOut }
+                    milliseconds = min(idleTimeout, max(1, Int(((first - now) * 1000).rounded(.up))))
+                } else {
+                    milliseconds = idleTimeout
+                }
             } else {
-                let limit = deadline ?? (Monotonic.now + requestTimeout)
+                if isIdle { isIdle = false; idle(false) }
+                let limit = min(deadline ?? (now + requestTimeout), firstDeadline ?? .infinity)
                 deadline = limit
-                milliseconds = max(1, Int(((limit - Monotonic.now) * 1000).rounded(.up)))
-                if limit <= Monotonic.now { return .timedOut }
+                if limit <= now { return .timedOut }
+                milliseconds = max(1, Int(((limit - now) * 1000).rounded(.up)))
             }
             if milliseconds != timeoutSet {
                 guard (try? socket.setTimeouts(milliseconds: milliseconds)) != nil else { return .ended }
@@ -172,6 +228,7 @@ extension DescriptorDaemon {
                 }.get()
                 if carriedDescriptor { return .descriptor }
                 if count == 0 { return .ended }
+                if isIdle { isIdle = false; idle(false) }
                 end += count
                 return .data
             } catch {

@@ -16,7 +16,11 @@ import Synchronization
 /// `SO_PEERCRED` when it connects: the daemon's own user, or a user or
 /// primary group from the allow lists. A request must arrive whole within
 /// ``Configuration/requestTimeout``; an idle connection closes after
-/// ``Configuration/idleTimeout``.
+/// ``Configuration/idleTimeout``, or sooner when a new connection needs its
+/// slot (``Configuration/maximumConnections``,
+/// ``Configuration/maximumConnectionsPerUser``). A member inflated for one
+/// request is kept as a sealed memory file and shared with the next
+/// (``Configuration/memoryCacheBytes``, ``Configuration/memoryBudgetPerUser``).
 ///
 /// Only one daemon serves a container: ``init(manager:configuration:)``
 /// takes `locks/daemon.lock`, replaces a socket file left by a daemon that
@@ -27,22 +31,45 @@ public final class DescriptorDaemon: Sendable {
     /// How the daemon listens and whom it serves.
     public struct Configuration: Sendable {
         /// The group given the socket, which is then made mode 0660 so that
-        /// the group's members can connect; `nil` keeps it 0600 (owner only).
+        /// the group's members can connect. Without it the socket is 0600
+        /// (owner only) — or 0666 when ``allowedUIDs`` or ``allowedGIDs``
+        /// name anyone, since they could not reach a 0600 socket: then
+        /// `SO_PEERCRED` alone decides who is served.
         public var socketGroup: UInt32?
         /// Users served besides the daemon's own (`SO_PEERCRED` uid).
         public var allowedUIDs: Set<UInt32> = []
         /// Primary groups whose users are served (`SO_PEERCRED` gid;
         /// supplementary groups are not seen).
         public var allowedGIDs: Set<UInt32> = []
+        /// Seconds within which a new connection must have sent its first
+        /// whole request; one that has not is closed (it holds a slot meanwhile).
+        public var firstRequestTimeout: Double = 5
         /// Seconds within which a request that has begun must arrive whole.
         public var requestTimeout: Double = 2
         /// Seconds a connection may wait between requests before it closes.
         public var idleTimeout: Double = 300
-        /// Connections served at once; more are answered ``AssetPackError/Code/daemonBusy``.
+        /// Connections served at once (lowered to what `ulimit -n` leaves
+        /// room for). A new connection past it, or past
+        /// ``maximumConnectionsPerUser``, closes the oldest idle connection
+        /// (of the same user, for the latter); when none is idle it is
+        /// answered ``AssetPackError/Code/daemonBusy``.
         public var maximumConnections = 256
+        /// Connections one user (`SO_PEERCRED` uid) may hold at once.
+        public var maximumConnectionsPerUser = 128
+        /// Bytes of sealed memory files (inflated members, standalone
+        /// members) the daemon keeps to hand out again; the least recently
+        /// used go first.
+        public var memoryCacheBytes: Int64 = 1 << 30
+        /// Distinct bytes of memory files one user may hold through its open
+        /// connections; a request past it is answered ``AssetPackError/Code/daemonBusy``.
+        public var memoryBudgetPerUser: Int64 = 1 << 30
         /// Called with one line for each refused peer and each failed
-        /// connection, for the operator's log; from any thread.
+        /// connection, for the operator's log; from any thread. Lines of one
+        /// kind (refused peer, busy, out of descriptors) come at most once
+        /// per ``logInterval``, with a count of those left out.
         public var log: (@Sendable (String) -> Void)?
+        /// Seconds between two log lines of one kind.
+        public var logInterval: Double = 10
 
         public init() {}
     }
@@ -61,15 +88,35 @@ public final class DescriptorDaemon: Sendable {
     /// Bounds concurrent lookups, so a crowd of connections holds a bounded
     /// number of the index's reader slots.
     let lookups = DispatchSemaphore(value: 8)
-    /// Open connections (id → descriptor), to shut them down on stop.
+    /// Open connections, to evict idle ones and shut them all down on stop.
     let connections = Mutex<Connections>(Connections())
     /// Connection threads still running.
     let running = DispatchGroup()
+    /// Connections served at once: the configured number, or fewer when
+    /// `ulimit -n` leaves no room for it.
+    let maximumConnections: Int
+    let memoryFiles: MemoryFiles
+    let logs: LogLimiter
+
+    /// Descriptors kept for the daemon's own work (the index, archives
+    /// being opened, memory files being made, standard streams, the reserve).
+    static let descriptorsForWork = 32
 
     struct Connections: ~Copyable {
-        var open: [Int: Int32] = [:]
+        var open: [Int: Slot] = [:]
         var nextID = 0
         var stopping = false
+    }
+
+    /// One open connection.
+    struct Slot {
+        var descriptor: Int32
+        var uid: UInt32
+        /// Since when it has waited for a request to begin; `nil` while one
+        /// is under way.
+        var idleSince: Double?
+        /// Shut down to make room; its thread is ending.
+        var evicted = false
     }
 
     /// Takes the container's daemon lock and binds `daemon.sock`.
@@ -89,6 +136,8 @@ public final class DescriptorDaemon: Sendable {
         } catch {
             throw AssetPackError(error)
         }
+        let mode: UInt32 = configuration.socketGroup != nil ? 0o660
+            : configuration.allowedUIDs.isEmpty && configuration.allowedGIDs.isEmpty ? 0o600 : 0o666
         // The lock was free, so any socket file is a dead daemon's.
         do throws(Errno) {
             if let status = try FileDescriptor.status(of: path, followingLinks: false) {
@@ -97,7 +146,7 @@ public final class DescriptorDaemon: Sendable {
                 }
                 try FileSystem.unlink(path)
             }
-            listener = try UnixListener(path: path, mode: configuration.socketGroup == nil ? 0o600 : 0o660, backlog: 512)
+            listener = try UnixListener(path: path, mode: mode, backlog: 512)
             do throws(Errno) {
                 if let gid = configuration.socketGroup { try FileSystem.changeGroup(of: path, to: gid) }
                 wake = try UnixSocket.pair()
@@ -108,10 +157,28 @@ public final class DescriptorDaemon: Sendable {
         } catch {
             throw AssetPackError(error)
         }
+        // Each connection and each cached memory file holds a descriptor:
+        // keep both within `ulimit -n`, with room left for the work itself.
+        let room = max(2, Self.descriptorLimit() - Self.descriptorsForWork)
+        let files = min(64, max(1, room / 4))
+        self.maximumConnections = max(1, min(configuration.maximumConnections, room - files))
+        self.memoryFiles = MemoryFiles(capacity: configuration.memoryCacheBytes, maximumFiles: files,
+                                       budget: configuration.memoryBudgetPerUser)
+        self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager
         self.uid = getuid()
+        if maximumConnections < configuration.maximumConnections {
+            configuration.log?("ulimit -n \(Self.descriptorLimit()) leaves room for \(maximumConnections) connections, not \(configuration.maximumConnections)")
+        }
+    }
+
+    /// The soft limit on open descriptors (`RLIMIT_NOFILE`).
+    static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return limit.rlim_cur >= rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }
 
     /// " (pid N)" for the daemon answering at `path`, or "".
@@ -125,6 +192,9 @@ public final class DescriptorDaemon: Sendable {
     /// threads. The daemon lock is held until this object goes away.
     public func run() {
         let fds = [listener.descriptor.rawValue, wake.second.descriptor.rawValue]
+        // Given up to accept a connection when out of descriptors, to answer
+        // it instead of leaving it hanging in the backlog.
+        var reserve = try? FileDescriptor.open("/dev/null")
         while !isStopping {
             let ready: [Int]
             do { ready = try Poll.readable(fds, timeout: nil) } catch {
@@ -132,7 +202,7 @@ public final class DescriptorDaemon: Sendable {
                 break
             }
             if ready.contains(1) || isStopping { break }
-            if ready.contains(0) { acceptOne() }
+            if ready.contains(0) { acceptOne(reserve: &reserve) }
         }
         shutDown()
     }
@@ -148,40 +218,99 @@ public final class DescriptorDaemon: Sendable {
 
     var isStopping: Bool { connections.withLock { $0.stopping } }
 
-    private func acceptOne() {
+    private func acceptOne(reserve: inout FileDescriptor?) {
         do throws(Errno) {
             admit(try listener.accept())
-        } catch {
-            // Out of descriptors: let a connection end before trying again.
-            if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { Monotonic.sleep(0.01) }
-        }
+        } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
+            // Out of descriptors: close the reserve to accept the connection,
+            // tell it so, and take the reserve back. Without a reserve (not
+            // yet back), pause instead of spinning on a listener that stays readable.
+            guard reserve != nil else {
+                reserve = try? FileDescriptor.open("/dev/null")
+                if reserve == nil { Monotonic.sleep(0.01) }
+                return
+            }
+            reserve = nil
+            do throws(Errno) {
+                let socket = try listener.accept()
+                refuse(socket, .daemonBusy, "the daemon is out of file descriptors; try again")
+            } catch {}
+            reserve = try? FileDescriptor.open("/dev/null")
+            logs.log(.descriptors, "out of file descriptors (\(error.message), ulimit -n \(Self.descriptorLimit())): a connection was told to try again")
+        } catch {}
     }
 
     /// Checks a new connection's peer and room for it, and starts its thread.
     private func admit(_ socket: consuming UnixSocket) {
         guard let peer = try? socket.peerCredentials() else { return }
         guard peer.uid == uid || configuration.allowedUIDs.contains(peer.uid) || configuration.allowedGIDs.contains(peer.gid) else {
-            configuration.log?("refused pid \(peer.pid): uid \(peer.uid) gid \(peer.gid) is not allowed")
+            logs.log(.refused, "refused pid \(peer.pid): uid \(peer.uid) gid \(peer.gid) is not allowed")
             refuse(socket, .peerNotAllowed, "uid \(peer.uid) (gid \(peer.gid)) is not allowed to use this daemon")
             return
         }
         let raw = socket.descriptor.rawValue
-        let limit = configuration.maximumConnections
-        let id: Int? = connections.withLock { c in
-            guard !c.stopping, c.open.count < limit else { return nil }
-            c.nextID += 1
-            c.open[c.nextID] = raw
-            return c.nextID
-        }
-        guard let id else {
-            refuse(socket, .daemonBusy, "the daemon is serving \(configuration.maximumConnections) connections; try again")
+        let admitted = connections.withLock { c in Self.admit(raw, uid: peer.uid, into: &c, limit: maximumConnections,
+                                                             perUser: configuration.maximumConnectionsPerUser) }
+        let id: Int
+        switch admitted {
+        case .admitted(let n):
+            id = n
+        case .stopping:
+            return
+        case .busy(let message):
+            logs.log(.busy, "busy: uid \(peer.uid) pid \(peer.pid) refused: \(message)")
+            refuse(socket, .daemonBusy, message + "; try again")
             return
         }
-        let connection = Connection(socket: socket, id: id, daemon: self)
+        let connection = Connection(socket: socket, id: id, uid: peer.uid, daemon: self)
         running.enter()
         let thread = Thread { connection.serve() }
         thread.name = "assetpack-daemon-\(id)"
         thread.start()
+    }
+
+    enum Admission {
+        case admitted(Int)
+        case busy(String)
+        case stopping
+    }
+
+    /// Makes room for a connection of `uid` and records it: past the
+    /// user's limit its oldest idle connection is shut down, past the
+    /// daemon's the oldest idle one of anyone's; with none idle, it is busy.
+    static func admit(_ descriptor: Int32, uid: UInt32, into c: inout Connections, limit: Int, perUser: Int) -> Admission {
+        guard !c.stopping else { return .stopping }
+        let live = c.open.filter { !$0.value.evicted }
+        let mine = live.filter { $0.value.uid == uid }
+        func evictOldestIdle(of candidates: [Int: Slot]) -> Bool {
+            // Idle, and with nothing waiting to be read: not a request that
+            // has arrived but that its thread has not begun to read.
+            let idle = candidates.filter { $0.value.idleSince != nil }.sorted { $0.value.idleSince! < $1.value.idleSince! }
+            guard let victim = idle.first(where: { (try? Poll.readable([$0.value.descriptor], timeout: 0).isEmpty) == true }) else {
+                return false
+            }
+            c.open[victim.key]?.evicted = true
+            // Still open: its thread removes it from `open` before closing it.
+            try? UnixSocket.shutdown(descriptorNumber: victim.value.descriptor)
+            return true
+        }
+        if mine.count >= perUser {
+            guard evictOldestIdle(of: mine) else { return .busy("uid \(uid) already has \(mine.count) connections under way") }
+        } else if live.count >= limit {
+            guard evictOldestIdle(of: live) else { return .busy("the daemon is serving \(live.count) connections") }
+        }
+        c.nextID += 1
+        c.open[c.nextID] = Slot(descriptor: descriptor, uid: uid, idleSince: Monotonic.now)
+        return .admitted(c.nextID)
+    }
+
+    /// Notes whether connection `id` waits for a request to begin (and so
+    /// may be evicted) or has one under way.
+    func setIdle(_ id: Int, _ idle: Bool) {
+        connections.withLock { c in
+            guard c.open[id] != nil else { return }
+            c.open[id]?.idleSince = idle ? Monotonic.now : nil
+        }
     }
 
     /// Answers a connection that will not be served, and closes it.
@@ -191,7 +320,7 @@ public final class DescriptorDaemon: Sendable {
     }
 
     /// Forgets connection `id`; called by its thread before it closes it, so
-    /// that ``shutDown()`` never touches a closed descriptor.
+    /// that nothing shuts down a closed descriptor.
     func finished(_ id: Int) {
         connections.withLock { _ = $0.open.removeValue(forKey: id) }
         running.leave()
@@ -201,7 +330,7 @@ public final class DescriptorDaemon: Sendable {
         try? FileSystem.unlink(socketPath)
         connections.withLock { c in
             c.stopping = true
-            for fd in c.open.values { try? UnixSocket.shutdown(descriptorNumber: fd) }
+            for slot in c.open.values where !slot.evicted { try? UnixSocket.shutdown(descriptorNumber: slot.descriptor) }
         }
         _ = running.wait(timeout: .now() + 2)
     }

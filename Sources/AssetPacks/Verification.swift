@@ -77,7 +77,8 @@ public enum Verification {
         case journalOrphanDownload = "journal.orphan-download"
         case lockOrphan = "lock.orphan"
         case lockOldLayout = "lock.old-layout"
-
+        // The layout.
+        case layoutSymlink = "layout.symlink"
 
         /// How bad a finding with this code is. (Every public code is an
         /// engine code by its raw value; a test checks each one.)
@@ -180,6 +181,7 @@ extension Verification.Code {
         case .journalOrphanDownload: self = .journalOrphanDownload
         case .lockOrphan: self = .lockOrphan
         case .lockOldLayout: self = .lockOldLayout
+        case .layoutSymlink: self = .layoutSymlink
         }
     }
 }

@@ -47,7 +47,8 @@ final class ArchiveMap: @unchecked Sendable {
 /// long as it lives. When a pack's newer version is mapped, the older one
 /// leaves the cache; values still pointing into it keep it alive.
 final class ArchiveCache: Sendable {
-    let packsPath: String
+    /// `packs/`, where archives are opened (by name, not following symlinks).
+    let packs: LayoutDirectory
     private let state = Mutex(State())
 
     private struct State {
@@ -57,7 +58,7 @@ final class ArchiveCache: Sendable {
         var last: ArchiveMap?
     }
 
-    init(packsPath: String) { self.packsPath = packsPath }
+    init(packs: LayoutDirectory) { self.packs = packs }
 
     /// The mapping of pack `pack`'s archive `key`, mapping it on first use.
     /// Returns `nil` when the file is gone (removed or replaced after the
@@ -76,18 +77,15 @@ final class ArchiveCache: Sendable {
 
     private func mapArchive(pack: String, key: UInt64) throws(StoreError) -> ArchiveMap? {
         let name = IndexSchema.archiveName(pack: pack, archiveKey: key)
-        let path = packsPath + "/" + name
+        guard let fd = try packs.open(name) else { return nil }
         let map: ArchiveMap
         do {
-            let fd = try FileDescriptor.open(path, .readOnly)
             let status = try fd.status()
             let region = try MappedRegion(mapping: fd, count: Int(status.size))
             region.advise(.random)
             map = ArchiveMap(region: region, key: key, pack: pack)
-        } catch where error == .noSuchFile {
-            return nil
         } catch {
-            throw .system(error)
+            throw .system(error.with(operation: error.operation, path: packs.path(of: name)))
         }
         return state.withLock { s in
             if let raced = s.maps[key] { return raced }

@@ -10,25 +10,20 @@ extension AssetStore {
     /// holds exactly the member at offset 0; deflated data is inflated to
     /// exactly its declared size and its CRC-32 checked first.
     ///
-    /// - Throws: as ``contents(at:inPack:)``, and `.system` when a descriptor
+    /// - Throws: as ``contents(at:inPack:)`` (`.limitExceeded` before the
+    ///   memory file is made), and `.system` when a descriptor
     ///   cannot be made.
     public func descriptor(for path: String, inPack pack: String? = nil, options: DescriptorOptions = []) throws(StoreError) -> MemberDescriptor {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> MemberDescriptor? in
             guard record.method == .stored && !options.contains(.standalone) else {
+                try checkLimits(of: record, path: path, pack: id)
                 return try memoryDescriptor(of: record, path: path, pack: id, in: map)
             }
             let end = record.dataOffset.addingReportingOverflow(record.storedSize)
             guard !end.overflow, end.partialValue <= UInt64(map.count), record.size == record.storedSize else {
                 throw .corruptRecord(pack: id, member: path, reason: .dataOutsideArchive)
             }
-            let fd: FileDescriptor
-            do throws(Errno) {
-                fd = try FileDescriptor.open(container.packsPath + "/" + IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey))
-            } catch where error == .noSuchFile {
-                return nil
-            } catch {
-                throw .system(error)
-            }
+            guard let fd = try layout.packs.open(IndexSchema.archiveName(pack: id, archiveKey: record.archiveKey)) else { return nil }
             do throws(Errno) { try fd.seek(to: Int64(record.dataOffset)) } catch { throw .system(error) }
             return MemberDescriptor(descriptor: fd, offset: Int64(record.dataOffset), length: Int64(record.size), source: .archive, crc32: record.crc32)
         }

@@ -25,7 +25,8 @@ extension AssetStore {
     /// the same pack.
     ///
     /// The file is copied into `staging/`, checked end to end there (ZIP
-    /// structure, every member's CRC-32, SHA-256, recorded manifest), moved
+    /// structure, the members' declared sizes against ``limits()``, every
+    /// member's CRC-32, SHA-256, recorded manifest), moved
     /// into `packs/` under a new name, and made visible by one index write
     /// transaction: readers see the old version or the new one, never a
     /// mixture. The old version's archive is unlinked after the commit.
@@ -40,8 +41,10 @@ extension AssetStore {
     ///   - progress: called on this thread as the long phases go (copying,
     ///     validating, hashing, indexing; see ``InstallProgress``), at most
     ///     258 times a phase. `nil`: nothing is counted.
-    /// - Throws: `StoreError.archive` for a malformed or damaged archive
-    ///   (nothing installed is touched), `.invalidPackID`, `.lockTimeout`,
+    /// - Throws: `StoreError.archive` for a malformed or damaged archive,
+    ///   `.limitExceeded` for one whose members declare more than
+    ///   ``limits()`` allow (nothing installed is touched in either case;
+    ///   nothing is inflated in the second), `.invalidPackID`, `.lockTimeout`,
     ///   `.system`, `.index`.
     @discardableResult
     public func install(
@@ -101,7 +104,7 @@ extension AssetStore {
     private func validate(
         _ staged: borrowing StagedFile, path: String, requestedID: String?, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> (PackFile, String) {
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, progress: progress)
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, limits: try limits(), progress: progress)
         let packID = try resolveID(of: pack, requested: requestedID)
         for entry in pack.archive.entries {
             if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
@@ -136,14 +139,10 @@ extension AssetStore {
     /// Moves the staged file into `packs/` under `record`'s archive name
     /// (its `.install` twin stays) and syncs the directory.
     private func publish(_ staged: inout StagedFile, as record: PackRecord) throws(StoreError) {
-        do {
-            try staged.publish(as: record.archiveName, in: container.packsPath)
-            CrashPoint.hit("install.published")
-            try FileSystem.syncDirectory(container.packsPath)
-            CrashPoint.hit("install.published-synced")
-        } catch {
-            throw .system(error)
-        }
+        try staged.publish(as: record.archiveName, in: layout.packs)
+        CrashPoint.hit("install.published")
+        try layout.packs.sync()
+        CrashPoint.hit("install.published-synced")
     }
 
     /// Makes `record` the pack's current version, with `entries` as its
@@ -174,28 +173,24 @@ extension AssetStore {
     /// that drops it. `nil` when there is no record (or no archive).
     func retire(_ record: PackRecord?) throws(StoreError) -> RetiringArchive? {
         guard let record else { return nil }
-        do {
-            return try RetiringArchive(archiveName: record.archiveName, packsPath: container.packsPath, stagingPath: container.stagingPath)
-        } catch {
-            throw .system(error)
-        }
+        return try RetiringArchive(archiveName: record.archiveName, packs: layout.packs, staging: layout.staging)
     }
 
     /// Copies `source` into a new staging file and flushes it.
     private func stage(
         copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> StagedFile {
+        let staged = try StagedFile(in: layout.staging, label: label)
+        CrashPoint.hit("install.staging-named")
         do {
-            let staged = try StagedFile(in: container.stagingPath, label: label)
-            CrashPoint.hit("install.staging-named")
             try Self.copy(size, from: source, to: staged.descriptor, progress: progress)
             CrashPoint.hit("install.copied")
             try staged.descriptor.sync()
             CrashPoint.hit("install.staged")
-            return staged
         } catch {
             throw .system(error)
         }
+        return staged
     }
 
     /// Copies the first `count` bytes of `source` to `target`: in one call

@@ -1,41 +1,56 @@
 import AssetSystem
 
 extension AssetStore {
-    /// Takes the exclusive lock of pack `id`.
+    /// Takes the exclusive lock of pack `id`, `locks/packs/<id>.lock`.
     ///
     /// Lock files may be removed (with their pack) while another process
     /// waits on them, so after the lock is granted the file must still be the
     /// one at the lock path; if not, the lock is taken again on the new file.
     func lockPack(_ id: String) throws(StoreError) -> FileLock {
-        try Self.lock(path: container.lockPath(forPack: id), kind: .exclusive, wait: lockWait)
+        try Self.lock(id + ".lock", in: layout.packLocks, kind: .exclusive, wait: lockWait)
     }
 
     /// Takes the container lock: shared by installs and removals, exclusive
     /// for container-wide work (garbage collection, repair).
     func lockContainer(_ kind: FileLock.Kind, wait: FileLock.Wait? = nil) throws(StoreError) -> FileLock {
-        try Self.lock(path: container.containerLockPath, kind: kind, wait: wait ?? lockWait)
+        try Self.lock("container.lock", in: layout.locks, kind: kind, wait: wait ?? lockWait)
     }
 
-    /// Takes the lock file at `path`, waiting as `wait` says, and checks that
-    /// the path still names the file locked.
+    /// The container lock, exclusive, for `verify --repair`; `nil` when
+    /// `locks/` is a symlink. Then no writer can take the container lock
+    /// either (it is refused as ``StoreError/symlinkInContainer(path:)``), so
+    /// none runs, and repair can move the link aside.
+    func lockContainerForRepair() throws(StoreError) -> FileLock? {
+        if layout.locks.isSymlink { return nil }
+        return try lockContainer(.exclusive)
+    }
+
+    /// Takes the lock file `name` in `directory` (created if missing, with
+    /// `O_NOFOLLOW`, relative to the directory's descriptor), waiting as
+    /// `wait` says, and checks that the name still leads to the file locked.
     ///
-    /// - Throws: `.lockTimeout` when `wait` runs out (or is `.none` and the
-    ///   lock is held), `.system` for other failures.
-    static func lock(path: String, kind: FileLock.Kind, wait: FileLock.Wait) throws(StoreError) -> FileLock {
+    /// - Throws: `.symlinkInContainer` when the lock file or its directory is
+    ///   a symlink (nothing is created where it points), `.lockTimeout` when
+    ///   `wait` runs out (or is `.none` and the lock is held), `.system` for
+    ///   other failures.
+    static func lock(_ name: String, in directory: LayoutDirectory, kind: FileLock.Kind, wait: FileLock.Wait) throws(StoreError) -> FileLock {
+        let anchor = try directory.anchor()
+        let path = directory.path(of: name)
         while true {
             let lock: FileLock
             do {
-                lock = try FileLock(path: path, kind: kind, wait: wait)
+                lock = try FileLock(name: name, relativeTo: anchor, path: path, kind: kind, wait: wait)
             } catch where error == .timedOut || error == .wouldBlock {
                 var seconds = 0.0
                 if case .seconds(let s) = wait { seconds = s }
                 throw .lockTimeout(path: path, seconds: seconds)
             } catch {
-                throw .system(error)
+                throw LayoutDirectory.storeError(error, path: path)
             }
             do {
                 let held = try lock.status()
-                if let now = try FileDescriptor.status(of: path), now.inode == held.inode, now.device == held.device {
+                if let now = try FileDescriptor.status(of: name, relativeTo: anchor, followingLinks: false),
+                   now.inode == held.inode, now.device == held.device {
                     return lock
                 }
             } catch {
@@ -47,6 +62,6 @@ extension AssetStore {
     /// Removes pack `id`'s lock file while holding its lock (waiters notice
     /// and retry on a new file).
     func removeLockFile(of id: String) {
-        try? FileSystem.unlink(container.lockPath(forPack: id))
+        try? layout.packLocks.unlink(id + ".lock")
     }
 }

@@ -115,6 +115,17 @@ extension AssetStore {
         }.get()
     }
 
+    /// The pack and record of the member at `path`, in pack `pack` or in
+    /// whichever installed pack holds it, found as ``descriptor(for:inPack:options:)``
+    /// and ``contents(at:inPack:)`` find it; without touching the archive.
+    /// A record's archive key names the pack version its bytes come from.
+    ///
+    /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`, and
+    ///   `.corruptRecord` for a record that cannot be decoded.
+    public func member(at path: String, inPack pack: String? = nil) throws(StoreError) -> (pack: String, record: MemberRecord) {
+        try locate(path, pack: pack)
+    }
+
     /// The bytes of the member at `path`, in pack `pack` or in whichever
     /// installed pack holds it.
     ///
@@ -126,10 +137,13 @@ extension AssetStore {
     ///
     /// - Throws: `.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`;
     ///   `.archive` when a deflated member's data is damaged; `.corruptRecord`
-    ///   when the index points outside the archive.
+    ///   when the index points outside the archive; `.limitExceeded` when a
+    ///   deflated member is over ``limits()`` (installed under looser ones),
+    ///   before anything is allocated.
     public func contents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
-            try Self.data(of: record, path: path, pack: id, in: map)
+            try checkLimits(of: record, path: path, pack: id)
+            return try Self.data(of: record, path: path, pack: id, in: map)
         }
     }
 
@@ -142,6 +156,7 @@ extension AssetStore {
     ///   a stored member's bytes were damaged on disk.
     public func checkedContents(at path: String, inPack pack: String? = nil) throws(StoreError) -> Data {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) in
+            try checkLimits(of: record, path: path, pack: id)
             let data = try Self.data(of: record, path: path, pack: id, in: map)
             if record.method == .stored {
                 let actual = data.withUnsafeBytes { CRC32.checksum($0) }

@@ -17,32 +17,35 @@ extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped,
-    /// and so are files gone meanwhile (`ENOENT`).
+    /// and so are files gone meanwhile (`ENOENT`) and symlinks (never
+    /// opened; verify reports them).
     ///
     /// - Throws: `.system` when `staging/` or a file in it cannot be looked
     ///   at for another reason (`EMFILE`, `EACCES`, …): a file whose lock
     ///   could not be probed is not proven a dead writer's.
     func findLeftovers() throws(StoreError) -> [Leftover] {
         var found: [Leftover] = []
-        for name in try listing(container.stagingPath).sorted() {
-            let path = container.stagingPath + "/" + name
+        for name in try layout.staging.listing().sorted() {
+            let path = layout.staging.path(of: name)
             let fd: FileDescriptor
-            do { fd = try FileDescriptor.open(path, .readWrite) } catch where error.provesAbsence { continue } catch {
+            do { fd = try layout.staging.openFile(name, .readWrite) } catch where error.provesAbsence {
+                continue
+            } catch where error == .tooManySymbolicLinkLevels {
+                continue // A symlink (O_NOFOLLOW): layout.symlink only.
+            } catch {
                 throw .system(error)
             }
             let twin: FileStatus
-            let now: FileStatus?
             do {
                 guard try FileLock.tryLock(fd) else { continue }
                 twin = try fd.status()
-                // The lock may have come free because its writer finished and
-                // unlinked this name after it was opened here: only a name that
-                // still leads to the locked file is a leftover.
-                now = try FileDescriptor.status(of: path, followingLinks: false)
             } catch {
                 throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
             }
-            guard let now, now.inode == twin.inode, now.device == twin.device else { continue }
+            // The lock may have come free because its writer finished and
+            // unlinked this name after it was opened here: only a name that
+            // still leads to the locked file is a leftover.
+            guard let now = try layout.staging.linkStatus(of: name), now.inode == twin.inode, now.device == twin.device else { continue }
             let kind: Leftover.Kind
             let base: String?
             if name.hasSuffix(StagedFile.suffix) {
@@ -60,12 +63,10 @@ extension AssetStore {
             // dead writer's lock held: what it committed before dying is in
             // this snapshot, and nothing it did can change any more.
             if let base, let parsed = IndexSchema.parseArchiveName(base),
-               try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey {
-                let archive: FileStatus?
-                do { archive = try FileDescriptor.status(of: container.packsPath + "/" + base, followingLinks: false) } catch {
-                    throw .system(error)
-                }
-                if let archive, archive.inode == twin.inode, archive.device == twin.device { garbage = base }
+               try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey,
+               let archive = try layout.packs.linkStatus(of: base),
+               archive.inode == twin.inode, archive.device == twin.device {
+                garbage = base
             }
             found.append(Leftover(name: name, kind: kind, unreferencedArchive: garbage))
         }
@@ -82,10 +83,10 @@ extension AssetStore {
     func reclaimLeftovers() throws(StoreError) -> [String] {
         var removed: [String] = []
         for leftover in try findLeftovers() where leftover.kind != .other {
-            if let archive = leftover.unreferencedArchive, (try? FileSystem.unlink(container.packsPath + "/" + archive)) != nil {
+            if let archive = leftover.unreferencedArchive, (try? layout.packs.unlink(archive)) != nil {
                 removed.append("packs/" + archive)
             }
-            if (try? FileSystem.unlink(container.stagingPath + "/" + leftover.name)) != nil { removed.append("staging/" + leftover.name) }
+            if (try? layout.staging.unlink(leftover.name)) != nil { removed.append("staging/" + leftover.name) }
         }
         return removed
     }

@@ -31,8 +31,8 @@ extension AssetStore {
         let lock = try lockContainer(.exclusive)
         var removed = try reclaimLeftovers()
         let named = Set(try allPackRecords().map(\.archiveName))
-        for name in FileSystem.names(in: container.packsPath).sorted() where !named.contains(name) && IndexSchema.parseArchiveName(name) != nil {
-            if (try? FileSystem.unlink(container.packsPath + "/" + name)) != nil { removed.append("packs/" + name) }
+        for name in layout.packs.names.sorted() where !named.contains(name) && IndexSchema.parseArchiveName(name) != nil {
+            if (try? layout.packs.unlink(name)) != nil { removed.append("packs/" + name) }
         }
         _ = consume lock
         return removed
@@ -44,9 +44,9 @@ extension AssetStore {
     /// caller holds the pack's lock and read `keeping` under it, so none of
     /// them is a publish in progress or the installed version.
     func reclaimArchives(of id: String, keeping key: UInt64?) {
-        for name in FileSystem.names(in: container.packsPath) {
+        for name in layout.packs.names {
             guard let parsed = IndexSchema.parseArchiveName(name), parsed.pack == id, parsed.archiveKey != key else { continue }
-            try? FileSystem.unlink(container.packsPath + "/" + name)
+            try? layout.packs.unlink(name)
         }
     }
 }

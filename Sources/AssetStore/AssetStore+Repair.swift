@@ -18,6 +18,7 @@ extension AssetStore {
         let recordsChanged = try planRecordRepairs(report, into: &plan)
         try planPathIndexRebuild(report, indexChanged: packsChanged || recordsChanged, into: &plan)
         try planOrphanArchives(report, into: &plan)
+        try planSymlinks(report, into: &plan)
         return plan.repairs
     }
 
@@ -52,14 +53,14 @@ extension AssetStore {
         for f in report.findings(.stagingUnknown) {
             guard let name = f.object else { continue }
             try plan.act([.stagingUnknown], pack: nil, "quarantine staging/\(name)") { () throws(StoreError) in
-                try quarantine(container.stagingPath + "/" + name)
+                try quarantine(name, in: layout.staging)
             }
         }
         for f in report.findings(.journalOrphanDownload) + report.findings(.cacheLeftover) {
             guard let name = f.object else { continue }
-            let path = (f.code == .cacheLeftover ? container.cachePath : container.stagingPath) + "/" + name
-            try plan.act([f.code], pack: nil, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
-                do throws(Errno) { try FileSystem.unlink(path) } catch where error == .noSuchFile {} catch { throw .system(error) }
+            let directory = f.code == .cacheLeftover ? layout.cache : layout.staging
+            try plan.act([f.code], pack: nil, "delete \(directory.name)/\(name)") { () throws(StoreError) in
+                do throws(Errno) { try directory.unlink(name) } catch where error == .noSuchFile {} catch { throw .system(error) }
             }
         }
     }
@@ -80,16 +81,18 @@ extension AssetStore {
         }
         for f in report.findings(.lockOrphan) + report.findings(.lockOldLayout) {
             guard let name = f.object else { continue }
-            let path = (f.code == .lockOrphan ? container.packLocksPath : container.locksPath) + "/" + name
-            try plan.act([f.code], pack: f.pack, "delete \(path.dropFirst(container.path.count + 1))") { () throws(StoreError) in
+            let directory = f.code == .lockOrphan ? layout.packLocks : layout.locks
+            try plan.act([f.code], pack: f.pack, "delete \(directory.name)/\(name)") { () throws(StoreError) in
                 do throws(Errno) {
-                    let fd = try FileDescriptor.open(path, .readWrite)
+                    let fd = try directory.openFile(name, .readWrite)
                     // Taken meanwhile: a writer uses it after all.
                     guard try FileLock.tryLock(fd) else { return }
-                    try FileSystem.unlink(path)
+                    try directory.unlink(name)
                 } catch where error.provesAbsence {
+                } catch where error == .tooManySymbolicLinkLevels {
+                    // A symlink now (O_NOFOLLOW): its layout.symlink repair moves it.
                 } catch {
-                    throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
+                    throw .system(error.path == nil ? error.with(operation: error.operation, path: directory.path(of: name)) : error)
                 }
             }
         }
@@ -113,7 +116,7 @@ extension AssetStore {
                 let redownload = verdict.record.catalogVersion != nil || verdict.record.source.contains("://")
                 try plan.act(report.codes(ofPack: id), pack: id, "quarantine packs/\(verdict.record.archiveName), remove '\(id)' from the index" +
                              (redownload ? " and mark it for re-download" : "")) { () throws(StoreError) in
-                    try quarantine(container.packsPath + "/" + verdict.record.archiveName)
+                    try quarantine(verdict.record.archiveName, in: layout.packs)
                     try deindex(id, redownloadFrom: redownload ? verdict.record : nil)
                 }
                 indexChanged = true
@@ -167,22 +170,61 @@ extension AssetStore {
         for f in report.findings(.archiveOrphan) {
             guard let name = f.object else { continue }
             try plan.act([.archiveOrphan], pack: f.pack, "quarantine packs/\(name)") { () throws(StoreError) in
-                try quarantine(container.packsPath + "/" + name)
+                try quarantine(name, in: layout.packs)
             }
         }
     }
 
-    /// Moves `path` into `quarantine/` under its name and a timestamp. A
-    /// missing file is fine (nothing to move).
-    func quarantine(_ path: String) throws(StoreError) {
-        let dir = container.path + "/quarantine"
+    /// Symlinks in the layout: each is moved to `quarantine/` (the link
+    /// itself; its target is never touched), and a directory of the layout
+    /// that was a link is made again, empty.
+    private func planSymlinks(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
+        for f in report.findings(.layoutSymlink) {
+            guard let object = f.object else { continue }
+            let parentName = object.split(separator: "/").dropLast().joined(separator: "/")
+            let name = String(object.split(separator: "/").last ?? "")
+            guard let parent = ([layout.root] + layout.directories).first(where: { $0.name == parentName }) else { continue }
+            let directory = layout.directories.first { $0.name == object }
+            try plan.act([.layoutSymlink], pack: nil, "quarantine the symbolic link \(object)" +
+                         (directory == nil ? "" : " and make \(object)/ again")) { () throws(StoreError) in
+                try quarantine(name, in: parent)
+                guard directory != nil, let anchor = parent.openAnchor else { return }
+                do throws(Errno) {
+                    try FileSystem.createDirectory(name, relativeTo: anchor)
+                    if object == layout.locks.name {
+                        let locks = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
+                        try FileSystem.createDirectory(layout.packLocks.leaf, relativeTo: .descriptor(locks.rawValue))
+                    }
+                } catch {
+                    throw .system(error.with(operation: error.operation, path: parent.path(of: name)))
+                }
+            }
+        }
+    }
+
+    /// Moves `name` in `directory` into `quarantine/` under its name and a
+    /// timestamp, relative to the directories' descriptors: a symlink is
+    /// moved itself, never followed. A missing file is fine (nothing to move),
+    /// and so is a `directory` that is a symlink: nothing is moved out of
+    /// where it points (its own `layout.symlink` repair moves the link).
+    ///
+    /// - Throws: `.symlinkInContainer` when `quarantine/` is a symlink, `.system`.
+    func quarantine(_ name: String, in directory: LayoutDirectory) throws(StoreError) {
+        guard let from = directory.openAnchor else { return }
+        let root = try layout.root.anchor()
+        let quarantine: FileDescriptor
         do {
-            try FileSystem.createDirectories(dir)
-            let name = (path as NSString).lastPathComponent + "." + String(Int(Date().timeIntervalSince1970))
-            try FileSystem.rename(path, to: dir + "/" + name, noReplace: true)
+            try FileSystem.createDirectory("quarantine", relativeTo: root)
+            quarantine = try FileDescriptor.open("quarantine", [.readOnly, .directory, .noFollow], relativeTo: root)
+        } catch {
+            throw LayoutDirectory.storeError(error, path: layout.root.path(of: "quarantine"))
+        }
+        do {
+            let target = name + "." + String(Int(Date().timeIntervalSince1970))
+            try FileSystem.rename(name, to: target, relativeTo: from, destinationRelativeTo: .descriptor(quarantine.rawValue), noReplace: true)
         } catch where error == .noSuchFile {
         } catch {
-            throw .system(error)
+            throw .system(error.with(operation: error.operation, path: directory.path(of: name)))
         }
     }
 
@@ -206,11 +248,12 @@ extension AssetStore {
     /// SHA-256.
     ///
     /// - Throws: `.system` when it cannot be looked at (`EMFILE`, `ENOMEM`,
-    ///   …): that proves nothing about it.
+    ///   …), `.symlinkInContainer` when a symlink is where it belongs: that
+    ///   proves nothing about it.
     private func archiveMatchesRecord(_ record: PackRecord) throws(StoreError) -> Bool {
-        let path = container.packsPath + "/" + record.archiveName
+        let path = layout.packs.path(of: record.archiveName)
         do throws(Errno) {
-            let fd = try FileDescriptor.open(path)
+            let fd = try layout.packs.openFile(record.archiveName)
             let status: FileStatus
             do { status = try fd.status() } catch { throw error.with(operation: "fstat", path: path) }
             guard status.size == Int64(record.archiveSize) else { return false }
@@ -220,13 +263,18 @@ extension AssetStore {
         } catch where error.provesAbsence {
             return false
         } catch {
-            throw .system(error)
+            // ELOOP (a symlink where the archive belongs) included: it
+            // proves nothing of the archive, so nothing is re-indexed or
+            // dropped because of it.
+            throw LayoutDirectory.storeError(error, path: error.path ?? path)
         }
     }
 
     /// Rewrites pack `record.id`'s member records from its archive.
     private func reindex(_ record: PackRecord) throws(StoreError) {
-        let pack = try PackFile.validate(path: container.packsPath + "/" + record.archiveName)
+        let fd: FileDescriptor
+        do { fd = try layout.packs.openFile(record.archiveName) } catch { throw LayoutDirectory.storeError(error, path: error.path ?? "") }
+        let pack = try PackFile.validate(descriptor: fd, path: layout.packs.path(of: record.archiveName))
         var fixed = record
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
@@ -240,9 +288,14 @@ extension AssetStore {
     /// `packs/` named for the pack; without one, removes the pack from the
     /// index and quarantines its candidates.
     private func rebuildRecord(_ id: String) throws(StoreError) {
-        let candidates = try listing(container.packsPath).sorted().filter { IndexSchema.parseArchiveName($0)?.pack == id }
+        var candidates: [String] = []
+        for name in try layout.packs.listing().sorted() where IndexSchema.parseArchiveName(name)?.pack == id {
+            // Gone meanwhile, or a symlink (layout.symlink only): not a candidate.
+            guard let status = try layout.packs.linkStatus(of: name), !status.isSymbolicLink else { continue }
+            candidates.append(name)
+        }
         if candidates.count == 1, let key = IndexSchema.parseArchiveName(candidates[0])?.archiveKey,
-           let pack = try intactPack(at: container.packsPath + "/" + candidates[0]),
+           let pack = try intactPack(named: candidates[0]),
            pack.description == nil || pack.description?.id == id {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
@@ -252,18 +305,23 @@ extension AssetStore {
             }
             return
         }
-        for name in candidates { try quarantine(container.packsPath + "/" + name) }
+        for name in candidates { try quarantine(name, in: layout.packs) }
         try deindex(id, redownloadFrom: nil)
     }
 
-    /// The pack file at `path` when it validates; `nil` when it is proven
-    /// damaged (or gone).
+    /// The pack file `name` in `packs/` when it validates; `nil` when it is
+    /// proven damaged (or gone).
     ///
     /// - Throws: what says only that it could not be checked: `.system`,
-    ///   `.archive(.io)`.
-    private func intactPack(at path: String) throws(StoreError) -> PackFile? {
+    ///   `.archive(.io)`, `.symlinkInContainer`.
+    private func intactPack(named name: String) throws(StoreError) -> PackFile? {
+        let path = layout.packs.path(of: name)
+        let fd: FileDescriptor
+        do { fd = try layout.packs.openFile(name) } catch where error.provesAbsence { return nil } catch {
+            throw LayoutDirectory.storeError(error, path: path)
+        }
         do {
-            return try PackFile.validate(path: path)
+            return try PackFile.validate(descriptor: fd, path: path)
         } catch {
             switch error {
             case .system(let e) where e.provesAbsence: return nil

@@ -35,14 +35,16 @@ extension AssetStore {
     /// files in `packs/` that no record names; leftovers in `staging/` and
     /// `cache/`; journal entries and partial downloads that lack each other;
     /// stale reader slots; lock files of packs that are not installed, and
-    /// pack locks of the old layout (`locks/<pack>.lock`).
+    /// pack locks of the old layout (`locks/<pack>.lock`); symlinks anywhere
+    /// in the layout, which nothing follows.
     ///
     /// Only proof is a finding: a file that is not there (`ENOENT`), bytes
     /// that fail a check (size, structure, CRC-32, SHA-256), a record that
     /// does not decode. Any other failure to look (`EMFILE`, `ENFILE`,
-    /// `ENOMEM`, `EIO`, `EACCES`, `ENOTDIR`, `ELOOP`, …) proves nothing, so
-    /// it ends the verification with that error, and repair changes nothing
-    /// because of it.
+    /// `ENOMEM`, `EIO`, `EACCES`, `ENOTDIR`, …) proves nothing, so it ends
+    /// the verification with that error, and repair changes nothing because
+    /// of it. A symlink where a file or directory belongs (`ELOOP` under
+    /// `O_NOFOLLOW`) is neither: it is a `layout.symlink` finding only.
     ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
     ///   installed; `.index`/`.system`/`.archive(.io)` when the container
@@ -61,7 +63,7 @@ extension AssetStore {
             if options.repair { report.repairs = try repair(report, verdicts: verdicts, carryOut: false) }
             return report
         }
-        let lock = try lockContainer(.exclusive)
+        let lock = try lockContainerForRepair()
         let verdicts = try checkWithVerdicts(options, into: &report)
         report.repairs = try repair(report, verdicts: verdicts, carryOut: true)
         var again = options
@@ -75,14 +77,19 @@ extension AssetStore {
     }
 
     /// The container lock, exclusive, for confirming a first pass's errors;
-    /// `nil` when writers hold it past the wait (then the first pass
-    /// stands). Failing to take it for any other reason is an error.
+    /// `nil` when writers hold it past the wait, or when `locks/` or the lock
+    /// file is a symlink (never opened; the first pass reports it as
+    /// `layout.symlink`): then the first pass stands. Failing to take it for
+    /// any other reason is an error.
     private func confirmationLock() throws(StoreError) -> FileLock? {
+        if layout.locks.isSymlink { return nil }
         do {
             return try lockContainer(.exclusive, wait: lockWait == .forever ? .seconds(10) : lockWait)
         } catch {
-            guard case .lockTimeout = error else { throw error }
-            return nil
+            switch error {
+            case .lockTimeout, .symlinkInContainer: return nil
+            default: throw error
+            }
         }
     }
 
@@ -131,12 +138,23 @@ extension AssetStore {
         let id = record.id
         let path = container.packsPath + "/" + record.archiveName
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path) } catch where error.provesAbsence {
+        do { fd = try layout.packs.openFile(record.archiveName) } catch where error.provesAbsence {
             // An install may have replaced it since the snapshot: only a
             // record that still names it is damage.
             if try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
             report.add(.archiveMissing, pack: id, object: record.archiveName, "archive \(path) is missing (\(error.message))")
             verdict.archiveDamaged = true
+            return verdict
+        } catch where error == .tooManySymbolicLinkLevels {
+            // A symlink where the archive belongs (O_NOFOLLOW), or packs/ is
+            // one: the layout is wrong, which says nothing of the archive.
+            // It is a layout.symlink finding only; the pack is left alone.
+            if try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
+            if layout.packs.isSymlink {
+                reportSymlink(layout.packs.name, directory: true, into: &report)
+            } else {
+                reportSymlink(layout.packs.name + "/" + record.archiveName, directory: false, into: &report)
+            }
             return verdict
         } catch {
             throw .system(error.with(operation: "open", path: path))

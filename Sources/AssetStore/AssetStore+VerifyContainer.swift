@@ -46,16 +46,16 @@ extension AssetStore {
     }
 
     /// Files in `packs/`, `staging/`, `cache/`, `locks/packs/` and `locks/`; the journal;
-    /// reader slots.
+    /// reader slots; symlinks in the layout (each one only as `layout.symlink`).
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
-        let archiveNames = try listing(container.packsPath).sorted()
+        let archiveNames = try layout.packs.listing().sorted()
         // A file reaches packs/ only after its twin has its staging name, so
         // one listing taken after packs/'s shows every live writer's twin.
-        let twinNames = Set(try listing(container.stagingPath))
+        let twinNames = Set(try layout.staging.listing())
         let leftovers = try findLeftovers()
         let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
@@ -68,7 +68,8 @@ extension AssetStore {
             }
             // A live writer's twin, or gone meanwhile: not a finding.
             if twinNames.contains(name + StagedFile.suffix) || twinNames.contains(name + RetiringArchive.suffix) { continue }
-            guard try exists(container.packsPath + "/" + name) else { continue }
+            // Gone meanwhile, or a symlink (layout.symlink only): not an orphan.
+            guard let status = try layout.packs.linkStatus(of: name), !status.isSymbolicLink else { continue }
             if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
         }
@@ -87,32 +88,35 @@ extension AssetStore {
                 report.add(.stagingUnknown, pack: nil, object: leftover.name, "staging/\(leftover.name) is not AssetPacks' own")
             }
         }
-        let stagingNames = Set(try listing(container.stagingPath))
+        let stagingNames = Set(try layout.staging.listing())
         for entry in journal {
             if let staging = entry.stagingName, !stagingNames.contains(staging) {
                 report.add(.journalMissingStaging, pack: entry.pack, object: staging, "the download of '\(entry.pack)' lost its partial file; it restarts from zero")
             }
         }
-        for name in try listing(container.cachePath).sorted() {
+        for name in try layout.cache.listing().sorted() {
+            // Gone meanwhile, or a symlink (layout.symlink only).
+            guard let status = try layout.cache.linkStatus(of: name), !status.isSymbolicLink else { continue }
             report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
         }
 
         let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
-        for name in try listing(container.packLocksPath).sorted() where name.hasSuffix(".lock") {
+        for name in try layout.packLocks.listing().sorted() where name.hasSuffix(".lock") {
             let id = String(name.dropLast(5))
-            guard !installed.contains(id), try !isHeld(container.packLocksPath + "/" + name) else { continue }
+            guard !installed.contains(id), try isUnheldLock(name, in: layout.packLocks) else { continue }
             report.add(.lockOrphan, pack: id, object: name, "locks/packs/\(name) belongs to no installed pack")
         }
         // Before locks/packs/, pack locks lay beside the container's and the
         // daemon's; nothing takes them any more. One still held belongs to a
         // writer of that older version at work, and is left alone.
-        let ownLocks: Set<String> = [container.containerLockPath, container.daemonLockPath]
-        for name in try listing(container.locksPath).sorted() where name.hasSuffix(".lock") {
-            let path = container.locksPath + "/" + name
-            guard !ownLocks.contains(path), try !isHeld(path) else { continue }
+        let ownLocks: Set<String> = ["container.lock", "daemon.lock"]
+        for name in try layout.locks.listing().sorted() where name.hasSuffix(".lock") {
+            guard !ownLocks.contains(name), try isUnheldLock(name, in: layout.locks) else { continue }
             report.add(.lockOldLayout, pack: String(name.dropLast(5)), object: name,
                        "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
+
+        try checkSymlinks(report: &report)
 
         for reader in environment.readers() where !reader.isProcessAlive {
             report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
@@ -120,23 +124,47 @@ extension AssetStore {
         }
     }
 
-    // What verify looks at, failing rather than guessing: a directory it
-    // cannot read is not an empty one, a file it cannot stat is not a
-    // missing one. Only `ENOENT` means absent.
-
-    /// The names in directory `path`; none when it does not exist.
-    func listing(_ path: String) throws(StoreError) -> [String] {
-        do { return try FileSystem.contents(of: path) } catch { throw .system(error) }
+    /// Whether `name` in `directory` is a lock file no one holds: `false`
+    /// when it is held, gone meanwhile (`ENOENT`), or a symlink (never
+    /// opened; it is `layout.symlink` only).
+    ///
+    /// - Throws: `.system` when the lock cannot be probed for another reason.
+    private func isUnheldLock(_ name: String, in directory: LayoutDirectory) throws(StoreError) -> Bool {
+        do {
+            guard let status = try directory.linkStatus(of: name), !status.isSymbolicLink else { return false }
+            return try !directory.isHeld(name)
+        } catch {
+            guard case .symlinkInContainer = error else { throw error }
+            return false
+        }
     }
 
-    /// Whether something is at `path`.
-    private func exists(_ path: String) throws(StoreError) -> Bool {
-        do { return try FileDescriptor.status(of: path) != nil } catch { throw .system(error) }
+    /// Every symlink where the layout has a directory, and every symlink in
+    /// one of its directories (none belongs anywhere), as `layout.symlink`
+    /// with the path relative to the container as its object. A directory
+    /// that is a symlink is reported, not listed.
+    ///
+    /// - Throws: `.system` when a directory cannot be read or a name in it
+    ///   cannot be looked at for a reason other than `ENOENT`.
+    func checkSymlinks(report: inout VerificationReport) throws(StoreError) {
+        for directory in layout.directories {
+            if directory.isSymlinkNow {
+                reportSymlink(directory.name, directory: true, into: &report)
+                continue
+            }
+            for name in try directory.listing().sorted() where try directory.linkStatus(of: name)?.isSymbolicLink == true {
+                guard !(directory === layout.locks && name == layout.packLocks.leaf && layout.packLocks.isSymlinkNow) else { continue }
+                reportSymlink(directory.name + "/" + name, directory: false, into: &report)
+            }
+        }
     }
 
-    /// Whether another writer holds the lock file at `path` (`false` when it
-    /// is gone).
-    private func isHeld(_ path: String) throws(StoreError) -> Bool {
-        do { return try FileLock.isHeld(path: path) } catch { throw .system(error) }
+    /// Adds `layout.symlink` for `object` (relative to the container) unless
+    /// it is already reported: a pack's check reports its archive's link
+    /// before ``checkSymlinks(report:)`` comes to it.
+    func reportSymlink(_ object: String, directory: Bool, into report: inout VerificationReport) {
+        guard !report.findings.contains(where: { $0.code == .layoutSymlink && $0.object == object }) else { return }
+        report.add(.layoutSymlink, pack: nil, object: object,
+                   "\(object)\(directory ? "/" : "") is a symbolic link; the container does not follow it")
     }
 }

@@ -15,6 +15,8 @@ public final class AssetStore: Sendable {
     public let container: GroupContainer
     /// How long writers wait for locks.
     public let lockWait: FileLock.Wait
+    /// The limits given in ``Options/limits``, which win over the container's.
+    let limitsOverride: PackLimits?
 
     /// The index and mappings, shared by every store of this container in
     /// this process (LMDB allows one environment per process and file).
@@ -28,6 +30,8 @@ public final class AssetStore: Sendable {
     var journal: Database { shared.journal }
     var archives: ArchiveCache { shared.archives }
     var lookups: LookupCache { shared.lookups }
+    /// The container's directories, held open (see ``ContainerLayout``).
+    var layout: ContainerLayout { shared.layout }
 
     /// Options for opening a store.
     public struct Options: Sendable {
@@ -48,6 +52,10 @@ public final class AssetStore: Sendable {
         /// Whether opening frees reader slots of dead processes. Verification
         /// opens with `false` to report them.
         public var clearsStaleReaders = true
+        /// The limits this store enforces on installs and reads, instead of
+        /// the ones the container records (``AssetStore/setLimits(_:)``).
+        /// `nil`, the default: the container's, or ``PackLimits/defaults``.
+        public var limits: PackLimits?
         public init() {}
     }
 
@@ -56,25 +64,33 @@ public final class AssetStore: Sendable {
     /// Stores of one container in one process share the index and the
     /// archive mappings.
     ///
+    /// The container directory is reached through its path as given (which
+    /// may pass through symlinks); nothing below it is ever reached through a
+    /// symlink (``ContainerLayout``).
+    ///
     /// - Throws: `StoreError.system` when the directories cannot be made,
-    ///   `.index` when LMDB cannot open, `.unsupportedSchema` when the index
-    ///   was written by an incompatible version.
+    ///   `.symlinkInContainer` for a symlink where the layout has a directory
+    ///   (for a store that does not create the container: only `index/` and
+    ///   its files), `.index` when LMDB cannot open, `.unsupportedSchema` when
+    ///   the index was written by an incompatible version.
     public init(container: GroupContainer, options: Options = Options()) throws(StoreError) {
         self.container = container
         self.lockWait = options.lockWait
-        if options.createsContainer {
-            do { try container.createLayout() } catch { throw .system(error) }
-        } else {
-            for dir in [container.indexPath, container.packsPath, container.stagingPath, container.locksPath] {
-                guard (try? FileDescriptor.status(of: dir))??.isDirectory == true else {
-                    throw .noContainer(path: container.path, missing: dir)
-                }
+        self.limitsOverride = options.limits
+        let layout = try ContainerLayout(container, creating: options.createsContainer)
+        if layout.index.isSymlink { throw .symlinkInContainer(path: layout.index.path) }
+        for file in ["data.mdb", "lock.mdb"] where layout.index.status(of: file)?.isSymbolicLink == true {
+            throw .symlinkInContainer(path: layout.index.path(of: file))
+        }
+        if !options.createsContainer {
+            for dir in [layout.index, layout.packs, layout.staging, layout.locks] where dir.openAnchor == nil && !dir.isSymlink {
+                throw .noContainer(path: container.path, missing: dir.path)
             }
-            guard (try? FileDescriptor.status(of: container.indexPath + "/data.mdb"))??.isRegularFile == true else {
-                throw .noContainer(path: container.path, missing: container.indexPath + "/data.mdb")
+            guard layout.index.status(of: "data.mdb")?.isRegularFile == true else {
+                throw .noContainer(path: container.path, missing: layout.index.path(of: "data.mdb"))
             }
         }
-        shared = try SharedIndex.open(container: container, options: options)
+        shared = try SharedIndex.open(container: container, layout: layout, options: options)
         try checkSchema(create: options.createsContainer)
     }
 

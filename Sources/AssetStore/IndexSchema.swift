@@ -3,6 +3,7 @@
 /// | database  | key                     | value                               |
 /// |-----------|-------------------------|-------------------------------------|
 /// | `meta`    | `schema`                | schema version, u32 LE              |
+/// | `meta`    | `limits`                | ``PackLimits`` (format 1, 4 × u64 LE), when set |
 /// | `packs`   | pack ID                 | ``PackRecord``                      |
 /// | `members` | pack ID, `\0`, path     | ``MemberRecord`` (48 bytes)         |
 /// | `paths`   | path                    | pack IDs holding it, `\0`-separated, sorted |
@@ -21,6 +22,7 @@ enum IndexSchema {
     static let journal = "journal"
 
     static let schemaKey = Array("schema".utf8)
+    static let limitsKey = Array("limits".utf8)
 
     /// The longest key LMDB stores (its default `MDB_MAXKEYSIZE`).
     static let maximumKeyLength = 511

@@ -2,9 +2,10 @@ import Foundation
 public import AssetArchive
 public import AssetSystem
 
-/// A pack file that has been checked end to end: its ZIP structure, every
-/// member's data (CRC-32, inflated to exactly its declared size), its SHA-256,
-/// and its recorded manifest, if it has one.
+/// A pack file that has been checked end to end: its ZIP structure, the
+/// sizes its members declare against ``PackLimits`` (when given), every
+/// member's data (CRC-32, inflated to exactly its declared size), its
+/// SHA-256, and its recorded manifest, if it has one.
 public struct PackFile: Sendable {
     /// The path it was read from.
     public let path: String
@@ -27,27 +28,33 @@ public struct PackFile: Sendable {
         return name
     }
 
-    /// Checks the file at `path`. See ``validate(descriptor:path:)``.
-    public static func validate(path: String, progress: ((InstallProgress) -> Void)? = nil) throws(StoreError) -> PackFile {
+    /// Checks the file at `path`. See ``validate(descriptor:path:limits:)``.
+    public static func validate(
+        path: String, limits: PackLimits? = nil, progress: ((InstallProgress) -> Void)? = nil
+    ) throws(StoreError) -> PackFile {
         let fd: FileDescriptor
         do { fd = try FileDescriptor.open(path) } catch { throw .system(error) }
-        return try validate(descriptor: fd, path: path, progress: progress)
+        return try validate(descriptor: fd, path: path, limits: limits, progress: progress)
     }
 
     /// Checks the open file `descriptor`, named `path` in errors: maps it,
-    /// parses and validates the ZIP structure, checks every member's data, and
-    /// hashes the whole file.
+    /// parses and validates the ZIP structure, checks the sizes the members
+    /// declare against `limits` before inflating any, checks every member's
+    /// data, and hashes the whole file.
     ///
+    /// - Parameter limits: what the members may inflate to; `nil` checks
+    ///   none (repair, which rebuilds records of archives already installed).
     /// - Throws: `StoreError.notAFile` for a non-regular file, `.archive`
-    ///   with the first problem found, `.invalidRecordedManifest`, `.system`.
-    public static func validate(descriptor: borrowing FileDescriptor, path: String) throws(StoreError) -> PackFile {
-        try validate(descriptor: descriptor, path: path, progress: nil)
+    ///   with the first problem found, `.limitExceeded`,
+    ///   `.invalidRecordedManifest`, `.system`.
+    public static func validate(descriptor: borrowing FileDescriptor, path: String, limits: PackLimits? = nil) throws(StoreError) -> PackFile {
+        try validate(descriptor: descriptor, path: path, limits: limits, progress: nil)
     }
 
-    /// ``validate(descriptor:path:)``, reporting the `.validating` and
+    /// ``validate(descriptor:path:limits:)``, reporting the `.validating` and
     /// `.hashing` phases of an install to `progress`.
     static func validate(
-        descriptor: borrowing FileDescriptor, path: String, progress: ((InstallProgress) -> Void)?
+        descriptor: borrowing FileDescriptor, path: String, limits: PackLimits?, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> PackFile {
         let status: FileStatus
         do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
@@ -59,12 +66,9 @@ public struct PackFile: Sendable {
         region.advise(.sequential)
         let bytes = region.bytes
         let archive: ZipArchive
-        do {
-            archive = try ZipArchive.parse(bytes, name: path)
-            try verifyMembers(of: archive, in: bytes, path: path, progress: progress)
-        } catch {
-            throw .archive(error)
-        }
+        do { archive = try ZipArchive.parse(bytes, name: path) } catch { throw .archive(error) }
+        try limits?.check(archive, path: path)
+        do { try verifyMembers(of: archive, in: bytes, path: path, progress: progress) } catch { throw .archive(error) }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
         let sha256 = hash(bytes, progress: progress)
         return PackFile(path: path, archive: archive, sha256: sha256, size: UInt64(status.size), description: description)

@@ -18,26 +18,30 @@ final class SharedIndex: Sendable {
     let journal: Database
     let archives: ArchiveCache
     let lookups = LookupCache()
+    /// The container's limits as read at a commit (``AssetStore/limits()``).
+    let limits = Mutex<(commit: Int, limits: PackLimits)?>(nil)
+    let layout: ContainerLayout
 
     private struct Key: Hashable { let device: UInt64; let inode: UInt64 }
     private struct Entry { weak var index: SharedIndex? }
     private static let open = Mutex<[Key: Entry]>([:])
 
-    private init(environment: Environment, packsPath: String) {
+    private init(environment: Environment, layout: ContainerLayout) {
         self.environment = environment
+        self.layout = layout
         packs = environment.database(IndexSchema.packs)
         members = environment.database(IndexSchema.members)
         paths = environment.database(IndexSchema.paths)
         meta = environment.database(IndexSchema.meta)
         journal = environment.database(IndexSchema.journal)
-        archives = ArchiveCache(packsPath: packsPath)
+        archives = ArchiveCache(packs: layout.packs)
     }
 
-    /// The shared index of `container`, opening it if this process has not.
-    static func open(container: GroupContainer, options storeOptions: AssetStore.Options) throws(StoreError) -> SharedIndex {
-        let status: FileStatus?
-        do { status = try FileDescriptor.status(of: container.indexPath) } catch { throw .system(error) }
-        guard let status else { throw .system(Errno.noSuchFile.with(operation: "open index", path: container.indexPath)) }
+    /// The shared index of `container`, opening it if this process has not
+    /// (with `layout`, the directories the caller just opened; a store that
+    /// finds the index open shares the layout it was opened with).
+    static func open(container: GroupContainer, layout: ContainerLayout, options storeOptions: AssetStore.Options) throws(StoreError) -> SharedIndex {
+        let status = try layout.index.status()
         let key = Key(device: status.device, inode: status.inode)
         return try open.withLock { (table) throws(StoreError) -> SharedIndex in
             if let existing = table[key]?.index { return existing }
@@ -58,7 +62,7 @@ final class SharedIndex: Sendable {
             } catch {
                 throw .index(error)
             }
-            let index = SharedIndex(environment: environment, packsPath: container.packsPath)
+            let index = SharedIndex(environment: environment, layout: layout)
             table[key] = Entry(index: index)
             return index
         }

@@ -11,55 +11,71 @@ import AssetSystem
 /// `packs/` that no record names always has a twin in `staging/` whose lock
 /// is free when its writer died: the next writer (``AssetStore``'s reclaim)
 /// removes both, and verify reports the pair as reclaimable, not damage.
+///
+/// Every name is made relative to the descriptors of `staging/` and
+/// `packs/` (``LayoutDirectory``); none of these calls follows a symlink.
 struct StagedFile: ~Copyable {
     let descriptor: FileDescriptor
     private(set) var name: String
-    let stagingPath: String
-    /// The name in `packs/`, once published.
-    private(set) var published: String?
+    let staging: LayoutDirectory
+    /// Where and under which name it went in `packs/`, once published.
+    private var published: (packs: LayoutDirectory, name: String)?
     private var committed = false
 
     static let suffix = ".install"
 
-    init(in stagingPath: String, label: String) throws(Errno) {
-        let directory = try FileDescriptor.open(stagingPath, .directory)
-        let fd = try FileDescriptor.temporary(in: directory)
-        // Nobody else can see an unnamed file, so its lock is granted at once.
-        _ = try FileLock.tryLock(fd)
-        var name = ""
-        while true {
-            name = label + "." + String(UInt64.random(in: 1...UInt64.max), radix: 16) + Self.suffix
-            do {
-                try fd.link(as: name, in: directory)
-                break
-            } catch where error == .fileExists {
-                continue
+    init(in staging: LayoutDirectory, label: String) throws(StoreError) {
+        let anchor = try staging.anchor()
+        do {
+            let fd = try FileDescriptor.temporary(in: anchor)
+            // Nobody else can see an unnamed file, so its lock is granted at once.
+            _ = try FileLock.tryLock(fd)
+            var name = ""
+            while true {
+                name = label + "." + String(UInt64.random(in: 1...UInt64.max), radix: 16) + Self.suffix
+                do {
+                    try fd.link(as: name, in: anchor)
+                    break
+                } catch where error == .fileExists {
+                    continue
+                }
             }
+            self.descriptor = fd
+            self.name = name
+        } catch {
+            throw .system(error.with(operation: error.operation, path: staging.path))
         }
-        self.descriptor = fd
-        self.name = name
-        self.stagingPath = stagingPath
+        self.staging = staging
     }
 
-    var path: String { stagingPath + "/" + name }
+    var path: String { staging.path(of: name) }
 
     /// Renames the staging file to `<archiveName>.install` and links it into
-    /// `packsPath` as `archiveName`, failing with `EEXIST` if that is taken.
+    /// `packs` as `archiveName`, failing with `EEXIST` if that is taken.
     /// The caller then commits the index and calls ``commit()``.
-    mutating func publish(as archiveName: String, in packsPath: String) throws(Errno) {
+    mutating func publish(as archiveName: String, in packs: LayoutDirectory) throws(StoreError) {
         let twin = archiveName + Self.suffix
-        try FileSystem.rename(path, to: stagingPath + "/" + twin, noReplace: true)
+        let (from, to) = (try staging.anchor(), try packs.anchor())
+        do {
+            try FileSystem.rename(name, to: twin, relativeTo: from, noReplace: true)
+        } catch {
+            throw .system(error.with(operation: error.operation, path: path))
+        }
         name = twin
-        try FileSystem.link(path, to: packsPath + "/" + archiveName)
-        published = packsPath + "/" + archiveName
+        do {
+            try FileSystem.link(twin, to: archiveName, relativeTo: from, destinationRelativeTo: to)
+        } catch {
+            throw .system(error.with(operation: error.operation, path: packs.path(of: archiveName)))
+        }
+        published = (packs, archiveName)
     }
 
     /// Marks the index switch as committed: the `packs/` name stays.
     mutating func commit() { committed = true }
 
     deinit {
-        if let published, !committed { try? FileSystem.unlink(published) }
-        try? FileSystem.unlink(stagingPath + "/" + name)
+        if let published, !committed { try? published.packs.unlink(published.name) }
+        try? staging.unlink(name)
     }
 }
 
@@ -70,32 +86,36 @@ struct StagedFile: ~Copyable {
 /// `packs/` file for garbage.
 struct RetiringArchive: ~Copyable {
     let descriptor: FileDescriptor
-    let archivePath: String
-    let twinPath: String
+    let archiveName: String
+    let packs: LayoutDirectory
+    let staging: LayoutDirectory
     private var committed = false
 
     static let suffix = ".retire"
 
-    /// Locks `packsPath/archiveName` and links its twin. Returns `nil` when
-    /// the archive is already gone.
+    /// Locks `packs/archiveName` and links its twin in `staging`. Returns
+    /// `nil` when the archive is already gone.
     ///
     /// The lock comes first, so the twin is never visible unlocked while its
     /// writer lives; probes (reclaim, verify) hold a free lock only for an
     /// instant, so the wait here is short.
-    init?(archiveName: String, packsPath: String, stagingPath: String) throws(Errno) {
-        archivePath = packsPath + "/" + archiveName
-        twinPath = stagingPath + "/" + archiveName + Self.suffix
-        let fd: FileDescriptor
+    ///
+    /// - Throws: `.symlinkInContainer` when the archive is a symlink, `.system`.
+    init?(archiveName: String, packs: LayoutDirectory, staging: LayoutDirectory) throws(StoreError) {
+        self.archiveName = archiveName
+        self.packs = packs
+        self.staging = staging
+        guard let fd = try packs.open(archiveName, .readWrite) else { return nil }
+        let (from, to) = (try packs.anchor(), try staging.anchor())
         do {
-            fd = try FileDescriptor.open(archivePath, .readWrite)
-        } catch where error == .noSuchFile {
-            return nil
-        }
-        try FileLock.lock(fd, wait: .seconds(5), path: archivePath)
-        do {
-            try FileSystem.link(archivePath, to: twinPath)
-        } catch where error == .fileExists {
-            // The twin of a writer that died: this one takes it over.
+            try FileLock.lock(fd, wait: .seconds(5), path: packs.path(of: archiveName))
+            do {
+                try FileSystem.link(archiveName, to: archiveName + Self.suffix, relativeTo: from, destinationRelativeTo: to)
+            } catch where error == .fileExists {
+                // The twin of a writer that died: this one takes it over.
+            }
+        } catch {
+            throw .system(error.with(operation: error.operation, path: packs.path(of: archiveName)))
         }
         descriptor = fd
     }
@@ -104,7 +124,7 @@ struct RetiringArchive: ~Copyable {
     mutating func commit() { committed = true }
 
     deinit {
-        if committed { try? FileSystem.unlink(archivePath) }
-        try? FileSystem.unlink(twinPath)
+        if committed { try? packs.unlink(archiveName) }
+        try? staging.unlink(archiveName + Self.suffix)
     }
 }

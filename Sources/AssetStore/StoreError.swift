@@ -41,6 +41,14 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case corruptRecord(pack: String, member: String?, reason: RecordProblem)
     /// The archive recorded for a pack is missing or changed on disk.
     case archiveMissing(pack: String, path: String)
+    /// A pack file (at install or inspection), or an installed archive's
+    /// member (at a read), is over the container's ``PackLimits``:
+    /// `archive` is the file, `pack` the installed pack a read concerns,
+    /// `member` the member (`nil` when the pack as a whole is over).
+    case limitExceeded(archive: String, pack: String?, member: String?, problem: LimitProblem)
+    /// A symlink is where a file or directory of the container's layout
+    /// belongs (`path`); it is never followed.
+    case symlinkInContainer(path: String)
 
     /// Why a pack ID is refused.
     public indirect enum PackIDProblem: Sendable, Equatable {
@@ -64,6 +72,18 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The pack ID and the path together exceed the index's key size;
         /// `maximum` is the longest path in bytes that this pack ID allows.
         case tooLongToIndex(maximum: Int)
+    }
+
+    /// Which of the ``PackLimits`` a member or pack exceeds, with the values.
+    public enum LimitProblem: Sendable, Equatable {
+        /// A deflated member declares `size` bytes, more than `maximum`.
+        case memberTooLarge(size: UInt64, maximum: UInt64)
+        /// A deflated member declares `size` bytes from `storedSize` bytes of
+        /// deflate: more than `maximum` to 1.
+        case compressionRatioTooHigh(size: UInt64, storedSize: UInt64, maximum: UInt64)
+        /// The pack's deflated members declare `size` bytes in all, more
+        /// than `maximum`.
+        case packTooLarge(size: UInt64, maximum: UInt64)
     }
 
     /// What is wrong with a stored record.
@@ -112,6 +132,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "index record of asset pack '\(pack)' is damaged: \(reason.text)"
         case .archiveMissing(let pack, let path):
             return "archive of asset pack '\(pack)' is missing: \(path)"
+        case .limitExceeded(let archive, _, let member?, let problem):
+            return "\(archive): member '\(member)' \(problem.text)"
+        case .limitExceeded(let archive, _, nil, let problem):
+            return "\(archive): \(problem.text)"
+        case .symlinkInContainer(let path):
+            return "\(path) is a symbolic link, which the container does not follow (assetpack verify --repair moves it to quarantine)"
         }
     }
 }

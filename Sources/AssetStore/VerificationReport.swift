@@ -86,6 +86,8 @@ public enum FindingCode: String, Sendable, Hashable, CaseIterable {
     case journalOrphanDownload = "journal.orphan-download"
     case lockOrphan = "lock.orphan"
     case lockOldLayout = "lock.old-layout"
+    // The layout.
+    case layoutSymlink = "layout.symlink"
 
     public var severity: VerificationReport.Severity {
         switch self {

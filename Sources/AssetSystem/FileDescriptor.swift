@@ -97,10 +97,24 @@ extension FileDescriptor {
         return FileDescriptor(adopting: try valueOrErrno("open O_TMPFILE") { cas_open_tmpfile(dir, mode_t(permissions)) })
     }
 
+    /// Opens an unnamed file in the open directory `anchor` (`O_TMPFILE`), as
+    /// the overload taking a directory descriptor does.
+    public static func temporary(in anchor: DirectoryAnchor, permissions: UInt32 = 0o644) throws(Errno) -> FileDescriptor {
+        let dir = anchor.raw
+        return FileDescriptor(adopting: try valueOrErrno("open O_TMPFILE") { cas_open_tmpfile(dir, mode_t(permissions)) })
+    }
+
     /// Names an unnamed file made by ``temporary(in:permissions:)``. Fails with
     /// `EEXIST` when the name is taken. The corresponding C function is `linkat`.
     public func link(as name: String, in directory: borrowing FileDescriptor) throws(Errno) {
-        let (fd, dir) = (rawValue, directory.rawValue)
+        try link(as: name, in: .descriptor(directory.rawValue))
+    }
+
+    /// Names an unnamed file made by ``temporary(in:permissions:)`` in the
+    /// open directory `anchor`. Fails with `EEXIST` when the name is taken.
+    /// The corresponding C function is `linkat`.
+    public func link(as name: String, in anchor: DirectoryAnchor) throws(Errno) {
+        let (fd, dir) = (rawValue, anchor.raw)
         _ = try valueOrErrno("link", path: name) { cas_link_tmpfile(fd, dir, name) }
     }
 }

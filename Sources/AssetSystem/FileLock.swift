@@ -29,12 +29,29 @@ public struct FileLock: ~Copyable, Sendable {
     public let path: String
 
     /// Opens (creating if needed) the lock file at `path` and takes the lock.
+    /// A symlink at `path` is refused, never followed (`O_NOFOLLOW`): a lock
+    /// file is never created where a link points.
     ///
     /// - Throws: `Errno` naming `path`: `.wouldBlock` with `.none`, `.timedOut`
-    ///   when a `.seconds` deadline passes, or the error of `open`/`fcntl`.
+    ///   when a `.seconds` deadline passes, `.tooManySymbolicLinkLevels` for a
+    ///   symlink, or the error of `open`/`fcntl`.
     ///   The corresponding C function is `fcntl` with `F_OFD_SETLKW`.
     public init(path: String, kind: Kind = .exclusive, wait: Wait = .forever) throws(Errno) {
-        let fd = try FileDescriptor.open(path, [.readWrite, .create], permissions: 0o644)
+        try self.init(name: path, relativeTo: .workingDirectory, path: path, kind: kind, wait: wait)
+    }
+
+    /// Opens (creating if needed) the lock file `name` in the open directory
+    /// `anchor`, with `O_NOFOLLOW`, and takes the lock. `path` names the file
+    /// in errors and in ``path``.
+    ///
+    /// - Throws: as ``init(path:kind:wait:)``.
+    public init(name: String, relativeTo anchor: DirectoryAnchor, path: String, kind: Kind = .exclusive, wait: Wait = .forever) throws(Errno) {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(name, [.readWrite, .create, .noFollow], permissions: 0o644, relativeTo: anchor)
+        } catch {
+            throw error.with(operation: error.operation, path: path)
+        }
         try FileLock.acquire(fd.rawValue, kind: kind, wait: wait, path: path)
         self.descriptor = fd
         self.path = path
@@ -91,9 +108,11 @@ public struct FileLock: ~Copyable, Sendable {
     /// Whether another open file description holds a lock on `path` that
     /// conflicts with an exclusive lock. `false` when the file does not exist.
     /// The corresponding C function is `fcntl` with `F_OFD_GETLK`.
-    public static func isHeld(path: String) throws(Errno) -> Bool {
+    /// A symlink at `path` is not followed: it fails with
+    /// `.tooManySymbolicLinkLevels`.
+    public static func isHeld(path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory) throws(Errno) -> Bool {
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, .readWrite) } catch where error == .noSuchFile { return false }
+        do { fd = try FileDescriptor.open(path, [.readWrite, .noFollow], relativeTo: anchor) } catch where error == .noSuchFile { return false }
         let raw = fd.rawValue
         return try valueOrErrno("lock probe", path: path) { cas_ofd_probe(raw) } == 1
     }

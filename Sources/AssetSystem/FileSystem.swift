@@ -5,23 +5,43 @@ import Glibc
 
 /// Name-level file system operations, relative to an anchor directory.
 public enum FileSystem {
-    /// Renames `source` to `destination`. With `noReplace`, fails with
-    /// `EEXIST` rather than replacing. The corresponding C function is `renameat2`.
+    /// Renames `source` (relative to `anchor`) to `destination` (relative to
+    /// `destinationAnchor`, by default `anchor`). With `noReplace`, fails with
+    /// `EEXIST` rather than replacing. A symlink is renamed itself, never
+    /// followed. The corresponding C function is `renameat2`.
     public static func rename(
         _ source: String, to destination: String,
-        relativeTo anchor: DirectoryAnchor = .workingDirectory, noReplace: Bool = false
+        relativeTo anchor: DirectoryAnchor = .workingDirectory, destinationRelativeTo destinationAnchor: DirectoryAnchor? = nil,
+        noReplace: Bool = false
     ) throws(Errno) {
-        let dir = anchor.raw
+        let (dir, target) = (anchor.raw, (destinationAnchor ?? anchor).raw)
         _ = try valueOrErrno("rename", path: source) {
-            cas_renameat2(dir, source, dir, destination, noReplace ? CAS_RENAME_NOREPLACE : 0)
+            cas_renameat2(dir, source, target, destination, noReplace ? CAS_RENAME_NOREPLACE : 0)
         }
     }
 
-    /// Gives the file `source` a second name, `destination` (a hard link).
+    /// Gives the file `source` (relative to `anchor`) a second name,
+    /// `destination` (relative to `destinationAnchor`, by default `anchor`): a
+    /// hard link. A symlink at `source` is linked itself, never followed.
     /// Fails with `EEXIST` when `destination` exists. The corresponding C
     /// function is `linkat`.
-    public static func link(_ source: String, to destination: String) throws(Errno) {
-        _ = try valueOrErrno("link", path: destination) { cas_linkat(source, destination) }
+    public static func link(
+        _ source: String, to destination: String,
+        relativeTo anchor: DirectoryAnchor = .workingDirectory, destinationRelativeTo destinationAnchor: DirectoryAnchor? = nil
+    ) throws(Errno) {
+        let (dir, target) = (anchor.raw, (destinationAnchor ?? anchor).raw)
+        _ = try valueOrErrno("link", path: destination) { cas_linkat(dir, source, target, destination) }
+    }
+
+    /// Creates the directory `path`, relative to `anchor`; an existing entry
+    /// of any kind is fine (open it with `O_NOFOLLOW | O_DIRECTORY` to know
+    /// what it is). The corresponding C function is `mkdirat`.
+    public static func createDirectory(
+        _ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory, permissions: UInt32 = 0o755
+    ) throws(Errno) {
+        let dir = anchor.raw
+        let r = cas_mkdirat(dir, path, mode_t(permissions))
+        if r < 0 && -r != Errno.fileExists.rawValue { throw Errno(-r, operation: "mkdir", path: path) }
     }
 
     /// Removes the file `path`. The corresponding C function is `unlinkat`.
@@ -72,18 +92,43 @@ public enum FileSystem {
     }
 
     /// The names in directory `path` (without `.` and `..`), unsorted; empty
-    /// when the directory does not exist.
+    /// when it cannot be read. The corresponding C function is `readdir`.
+    public static func names(in path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        return names(of: dir)
+    }
+
+    /// The names in the open directory `anchor` (without `.` and `..`),
+    /// unsorted; empty when it cannot be read (``contents(of:path:)`` tells
+    /// the reasons apart). Reads a new description of the
+    /// directory, so the caller's descriptor is left as it was. The
+    /// corresponding C functions are `openat` and `fdopendir`.
+    public static func names(in anchor: DirectoryAnchor) -> [String] {
+        let raw = anchor.raw
+        guard let fd = try? valueOrErrno("open", { cas_openat(raw, ".", O_RDONLY | O_DIRECTORY, 0) }) else { return [] }
+        guard let dir = fdopendir(fd) else {
+            _ = cas_close(fd)
+            return []
+        }
+        return names(of: dir)
+    }
+
+    /// The names in the open directory `anchor` (without `.` and `..`),
+    /// unsorted. Reads a new description of the directory, so the caller's
+    /// descriptor is left as it was.
     ///
-    /// - Throws: `Errno` naming `path` for every other failure: `EMFILE`,
-    ///   `ENFILE` and `ENOMEM` when the directory cannot be opened, `EACCES`,
-    ///   `ENOTDIR`, `EIO` while it is read, … — so that a caller never takes
-    ///   a directory it could not read for an empty one. The corresponding C
-    ///   functions are `opendir` and `readdir`.
-    public static func contents(of path: String) throws(Errno) -> [String] {
-        guard let dir = opendir(path) else {
+    /// - Throws: `Errno` naming `path` (the directory's, for messages) for
+    ///   every failure: `EMFILE`, `ENFILE` and `ENOMEM` when it cannot be
+    ///   opened again, `EACCES`, `EIO` while it is read, … — so that a caller
+    ///   never takes a directory it could not read for an empty one. The
+    ///   corresponding C functions are `openat`, `fdopendir` and `readdir`.
+    public static func contents(of anchor: DirectoryAnchor, path: String) throws(Errno) -> [String] {
+        let raw = anchor.raw
+        let fd = try valueOrErrno("open", path: path) { cas_openat(raw, ".", O_RDONLY | O_DIRECTORY, 0) }
+        guard let dir = fdopendir(fd) else {
             let code = errno
-            if code == ENOENT { return [] }
-            throw Errno(code, operation: "opendir", path: path)
+            _ = cas_close(fd)
+            throw Errno(code, operation: "fdopendir", path: path)
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -100,11 +145,7 @@ public enum FileSystem {
         }
     }
 
-    /// The names in directory `path` (without `.` and `..`), unsorted; empty
-    /// when it cannot be read, for whatever reason (``contents(of:)`` tells
-    /// the reasons apart). The corresponding C function is `readdir`.
-    public static func names(in path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
+    private static func names(of dir: OpaquePointer) -> [String] {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {

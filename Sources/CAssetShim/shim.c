@@ -137,8 +137,8 @@ int cas_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *n
     RETURN_OR_ERRNO(renameat2(olddirfd, oldpath, newdirfd, newpath, f));
 }
 
-int cas_linkat(const char *oldpath, const char *newpath) {
-    RETURN_OR_ERRNO(linkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0));
+int cas_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    RETURN_OR_ERRNO(linkat(olddirfd, oldpath, newdirfd, newpath, 0));
 }
 
 int cas_unlinkat(int dirfd, const char *path, int dir) {

@@ -50,8 +50,8 @@ enum Program {
     static var commands: [any Command.Type] {
         [
             TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
-            ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, DaemonCommand.self,
-            DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
+            ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, LimitsCommand.self,
+            DaemonCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
         ]
     }
 

@@ -80,6 +80,8 @@ import AssetSystem
             .archiveMissing(pack: "p", path: "/c/packs/p.zip"),
             .archive(.crcMismatch(archive: "/c/packs/p.zip", path: "m", expected: 1, actual: 2)),
             .archive(.truncated(archive: "/c/packs/p.zip")),
+            .limitExceeded(archive: "/c/packs/p.zip", pack: "p", member: "m", problem: .memberTooLarge(size: 2, maximum: 1)),
+            .limitExceeded(archive: "/in/p.zip", pack: nil, member: nil, problem: .packTooLarge(size: 2, maximum: 1)),
         ]
         for engine in cases {
             let error = AssetPackError(engine)

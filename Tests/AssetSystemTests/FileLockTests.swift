@@ -27,6 +27,21 @@ import TestSupport
         _ = consume a
         _ = consume b
     }
+
+    /// `O_CREAT | O_NOFOLLOW`: a symlink at the lock's path is refused, and
+    /// the file it points at is not created (issue 9, finding 3).
+    @Test func aSymlinkAtTheLockPathIsRefusedNotFollowed() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/l.lock"
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: dir.path + "/target")
+        #expect(throws: Errno.tooManySymbolicLinkLevels) { _ = try FileLock(path: path) }
+        let directory = try FileDescriptor.open(dir.path, .directory)
+        #expect(throws: Errno.tooManySymbolicLinkLevels) {
+            _ = try FileLock(name: "l.lock", relativeTo: .descriptor(directory.rawValue), path: path)
+        }
+        #expect(throws: Errno.tooManySymbolicLinkLevels) { _ = try FileLock.isHeld(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/target"))
+    }
 }
 
 @Suite struct UnixSocketTests {

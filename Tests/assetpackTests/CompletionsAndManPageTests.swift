@@ -38,7 +38,7 @@ func onPath(_ program: String) -> Bool {
         let names = Surface.all.map(\.name)
         #expect(try bashComplete([""], in: s.path) == names.sorted())
         #expect(try bashComplete(["in"], in: s.path) == ["inspect", "install"])
-        #expect(try bashComplete(["--container", "/tmp", "l"], in: s.path) == ["ls"])
+        #expect(try bashComplete(["--container", "/tmp", "l"], in: s.path) == ["limits", "ls"])
         #expect(try bashComplete(["--gr"], in: s.path) == ["--group"])
         #expect(try bashComplete(["install", "--j"], in: s.path) == ["--json"])
         #expect(try bashComplete(["package", "-"], in: s.path).contains("-o"))

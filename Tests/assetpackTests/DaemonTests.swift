@@ -15,9 +15,15 @@ import TestSupport
         let child: Child
         let container: AssetPackManager.Container
 
-        init(_ container: String, _ extra: [String] = []) throws {
+        /// Starts `assetpack daemon`, with `ulimit -n descriptors` when given.
+        init(_ container: String, _ extra: [String] = [], descriptors: Int? = nil) throws {
             self.container = AssetPackManager.Container(path: container)
-            child = try Child(CLI.binary, ["daemon", "--container", container] + extra)
+            let args = ["daemon", "--container", container] + extra
+            if let descriptors {
+                child = try Child("/bin/sh", ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", CLI.binary] + args)
+            } else {
+                child = try Child(CLI.binary, args)
+            }
             // It says so once it listens (no probe connection, which would
             // count against --max-connections).
             let up = eventually(timeout: 30) { !child.process.isRunning || child.stderr.contains("serving") }
@@ -275,22 +281,34 @@ import TestSupport
         daemon.stop()
     }
 
-    /// Past `--max-connections` a client is told the daemon is busy; an idle
-    /// connection is closed after `--idle-timeout`, and the client reconnects
-    /// by itself on its next request.
+    /// Past `--max-connections`, with no connection idle, a client is told
+    /// the daemon is busy; an idle connection is closed after
+    /// `--idle-timeout`, and the client reconnects by itself on its next request.
     @Test(.timeLimit(.minutes(1))) func connectionLimitAndIdleTimeout() throws {
         let s = TemporaryDirectory("assetpack-daemon-limits")
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3"])
+        let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3", "--request-timeout", "20"])
         let path = manager.container.daemonSocketPath
-        let first = try AssetPackClient.connect(container: manager.container)
-        let second = try RawClient(path)
+        let request = DaemonRequest(pack: "stress", path: "tiny/t001").encoded
+        // Two requests under way: none idle, so a third connection is busy.
+        let first = try RawClient(path), second = try RawClient(path)
+        for raw in [first, second] { try raw.socket.sendAll(Array(request.prefix(10))) }
         let third = try RawClient(path)
         #expect(try third.replyStatus() == 68)
         #expect(try third.isClosed())
+        for raw in [first, second] {
+            try raw.socket.sendAll(Array(request.dropFirst(10)))
+            #expect(try raw.replyStatus() == 0)
+        }
         // The daemon closes idle connections without a word.
+        #expect(try first.isClosed())
         #expect(try second.isClosed())
-        #expect(try first.descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17)
+        let client = try AssetPackClient.connect(container: manager.container)
+        #expect(try client.descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17)
+        // A connection opened after the client's request closes after it: the
+        // client's has been closed by then, and it reconnects.
+        #expect(try RawClient(path).isClosed())
+        #expect(try client.descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17)
         do { _ = try AssetPackClient.connect(container: manager.container).descriptor(for: "x", searchingInAssetPackWithID: "stress") } catch {
             #expect(error.code == .fileNotFound, "\(error)")
         }
@@ -300,6 +318,8 @@ import TestSupport
     @Test func badOptionsAreUsageErrors() throws {
         let s = TemporaryDirectory("assetpack-daemon-usage")
         for args in [["--max-connections", "0"], ["--request-timeout", "0"], ["--socket-group", "no-such-group-here"],
+                     ["--first-request-timeout", "0"], ["--max-connections-per-user", "1.5"], ["--memory-cache", "lots"],
+                     ["--memory-budget", "-1"], ["--memory-budget", "9999999999G"],
                      ["--allow-uid", "no-such-user-here"], ["extra"]] {
             let r = try CLI.assetpack(["daemon"] + args, container: s.container)
             #expect(r.status == 64, "\(args): \(r.stderr)")

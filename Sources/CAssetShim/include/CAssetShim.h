@@ -105,10 +105,11 @@ int cas_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *n
 #define CAS_RENAME_NOREPLACE 1u
 #define CAS_RENAME_EXCHANGE 2u
 
-/** Makes newpath a hard link to oldpath (both relative to the working
- *  directory, symlinks not followed). Returns 0 or -errno (-EEXIST if newpath
- *  exists). linkat(2). */
-int cas_linkat(const char *oldpath, const char *newpath);
+/** Makes newpath (relative to the directory newdirfd) a hard link to oldpath
+ *  (relative to olddirfd); AT_FDCWD for the working directory. A symlink at
+ *  oldpath is linked itself, never followed. Returns 0 or -errno (-EEXIST if
+ *  newpath exists). linkat(2) with no flags. */
+int cas_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
 /** Removes a name; dir non-zero removes an empty directory. unlinkat(2). */
 int cas_unlinkat(int dirfd, const char *path, int dir);

@@ -17,7 +17,7 @@ enum DaemonCommand: Command {
 
     static let socketGroup = Option.value(
         "socket-group", placeholder: "group",
-        help: "Give the socket this group (name or number) and mode 0660, so the group's members can reach it (default: mode 0600).",
+        help: "Give the socket this group (name or number) and mode 0660, so the group's members can reach it (default: mode 0600, or 0666 with --allow-uid or --allow-gid, the daemon then checking each peer).",
         completion: .group)
     static let allowUID = Option.value(
         "allow-uid", placeholder: "user",
@@ -27,6 +27,9 @@ enum DaemonCommand: Command {
         "allow-gid", placeholder: "group",
         help: "Also serve users whose primary group is this (name or number).",
         repeatable: true, completion: .group)
+    static let firstRequestTimeout = Option.value(
+        "first-request-timeout", placeholder: "seconds",
+        help: "Close a new connection that has not sent a whole request within this many seconds (default: 5).")
     static let requestTimeout = Option.value(
         "request-timeout", placeholder: "seconds",
         help: "Close a connection whose request does not arrive whole within this many seconds (default: 2).")
@@ -35,9 +38,19 @@ enum DaemonCommand: Command {
         help: "Close a connection idle this long between requests (default: 300).")
     static let maxConnections = Option.value(
         "max-connections", placeholder: "n",
-        help: "Connections served at once; more are told to retry (default: 256).")
+        help: "Connections served at once, at most what ulimit -n leaves room for; past it the oldest idle connection is closed, or, with none idle, the new one is told to retry (default: 256).")
+    static let maxConnectionsPerUser = Option.value(
+        "max-connections-per-user", placeholder: "n",
+        help: "Connections one user may hold at once; past it that user's oldest idle connection is closed, or the new one is told to retry (default: 128).")
+    static let memoryCache = Option.value(
+        "memory-cache", placeholder: "bytes",
+        help: "Keep up to this many bytes of inflated members to hand out again, one shared memory file per member (suffix K, M or G; default: 1G).")
+    static let memoryBudget = Option.value(
+        "memory-budget", placeholder: "bytes",
+        help: "Memory files one user may hold through its open connections, in distinct bytes; past it requests are refused as busy (suffix K, M or G; default: 1G).")
 
-    static let options = [socketGroup, allowUID, allowGID, requestTimeout, idleTimeout, maxConnections]
+    static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
+                          maxConnectionsPerUser, memoryCache, memoryBudget]
         + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
@@ -45,6 +58,10 @@ enum DaemonCommand: Command {
         if let group = arguments.value(socketGroup) { configuration.socketGroup = try groupID(group) }
         for user in arguments.values(allowUID) { configuration.allowedUIDs.insert(try userID(user)) }
         for group in arguments.values(allowGID) { configuration.allowedGIDs.insert(try groupID(group)) }
+        if let t = try arguments.number(firstRequestTimeout) {
+            guard t > 0 else { throw .usage("'--first-request-timeout' must be more than 0") }
+            configuration.firstRequestTimeout = t
+        }
         if let t = try arguments.number(requestTimeout) {
             guard t > 0 else { throw .usage("'--request-timeout' must be more than 0") }
             configuration.requestTimeout = t
@@ -57,6 +74,12 @@ enum DaemonCommand: Command {
             guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections' needs a whole number of at least 1") }
             configuration.maximumConnections = Int(n)
         }
+        if let n = try arguments.number(maxConnectionsPerUser) {
+            guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections-per-user' needs a whole number of at least 1") }
+            configuration.maximumConnectionsPerUser = Int(n)
+        }
+        if let text = arguments.value(memoryCache) { configuration.memoryCacheBytes = try bytes(text, "memory-cache") }
+        if let text = arguments.value(memoryBudget) { configuration.memoryBudgetPerUser = try bytes(text, "memory-budget") }
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
 
         let manager = try StoreOptions.manager(arguments)
@@ -77,6 +100,21 @@ enum DaemonCommand: Command {
         sources.forEach { $0.cancel() }
         Output.error("assetpack daemon: stopped")
         return ExitCode.success
+    }
+
+    /// A byte count: a whole number, perhaps with a suffix K, M or G (powers of 1024).
+    static func bytes(_ text: String, _ option: String) throws(CLIError) -> Int64 {
+        let shifts: [Character: Int64] = ["K": 10, "M": 20, "G": 30]
+        var digits = Substring(text)
+        var shift: Int64 = 0
+        if let last = text.last?.uppercased().first, let s = shifts[last] {
+            shift = s
+            digits = digits.dropLast()
+        }
+        guard let n = Int64(digits), n >= 0, n <= Int64.max >> shift else {
+            throw .usage("'--\(option)' needs a number of bytes, such as 65536, 512K or 1G")
+        }
+        return n << shift
     }
 
     /// A user name or number.

@@ -5,8 +5,9 @@ enum InspectCommand: Command {
     static let name = "inspect"
     static let summary = "Check a pack file and list its manifest and members."
     static let discussion = """
-        Reads the whole file: the ZIP structure, every member's data and CRC-32, and the manifest recorded \
-        in the archive comment. Lists each member's method, size, size in the archive and path.
+        Reads the whole file: the ZIP structure, the sizes its deflated members declare (held to the default \
+        limits, as 'assetpack limits' describes, before anything is inflated), every member's data and \
+        CRC-32, and the manifest recorded in the archive comment. Lists each member's method, size, size in the archive and path.
         """
 
     static let pack = Positional("pack", help: "The pack file to check.", completion: .file)

@@ -95,6 +95,18 @@ let members = try manager.members(inAssetPackWithID: "com.example.Consumer", und
 check(members.map(\.path) == ["Levels/1.json"] && members[0].size == UInt64(level.count), "members")
 check(members[0].isCompressed == (members[0].method == .deflated), "isCompressed")
 
+// Limits against decompression bombs: the container's, or a manager's own.
+check(try manager.limits() == .defaults && manager.recordedLimits() == nil, "default limits")
+try manager.setLimits(AssetPackManager.Limits(maximumMemberSize: 100))
+check(try manager.recordedLimits()?.maximumMemberSize == 100, "recorded limits")
+expectError(.limitExceeded, "a deflated member over the limits") { _ = try manager.contents(at: "Levels/1.json") }
+let ownLimits = try AssetPackManager(container: container, options: .init(limits: .init(maximumCompressionRatio: 1000)))
+check(try ownLimits.contents(at: "Levels/1.json") == level, "a manager's own limits")
+try manager.setLimits(nil)
+expectError(.limitExceeded, "inspect over the limits") {
+    _ = try AssetPackFile.inspect(at: work + "/Consumer.zip", limits: .init(maximumPackSize: 1))
+}
+
 // Descriptors.
 let video = try manager.descriptor(for: "intro.m4v")
 check(video.source == .archive && video.length == Int64(media.count), "archive descriptor")
