@@ -113,7 +113,7 @@ extension Environment {
                     do { try grow() } catch { throw .lmdb(error) }
                     continue
                 }
-                guard rc == 0 else { throw .lmdb(LMDBError(rc, operation: "mdb_txn_commit", path: path)) }
+                guard rc == 0 else { throw .lmdb(Environment.commitError(rc, operation: "mdb_txn_commit", path: path, env: handle)) }
                 return value
             }
         }
@@ -166,12 +166,20 @@ extension Environment {
     }
 
     /// Doubles the map, up to the limit. The caller holds ``writeLock``.
+    ///
+    /// - Throws: ``LMDBError/mapFull`` naming the index when the map is at
+    ///   its limit, or when it cannot grow (the error of
+    ///   `mdb_env_set_mapsize`, such as `ENOMEM` from `mmap`, in the
+    ///   operation's text): either way the write does not fit.
     private func grow() throws(LMDBError) {
         let current = mapSize
         guard current < maximumMapSize else {
-            throw LMDBError(MDB_MAP_FULL, operation: "mdb_env_set_mapsize: the map reached its limit of \(maximumMapSize) bytes", path: path)
+            throw LMDBError(MDB_MAP_FULL, operation: "mdb_txn_commit: the index is full, its map reached its limit of \(maximumMapSize) bytes", path: path)
         }
-        try remap(to: min(maximumMapSize, current * 2))
+        let size = min(maximumMapSize, current * 2)
+        do { try remap(to: size) } catch {
+            throw LMDBError(MDB_MAP_FULL, operation: "mdb_txn_commit: the index is full and its map cannot grow to \(size) bytes (mdb_env_set_mapsize: \(error.message))", path: path)
+        }
     }
 
     /// Sets the map size (0: adopt the size recorded in the file) once no

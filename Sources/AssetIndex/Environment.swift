@@ -125,6 +125,12 @@ public final class Environment: Sendable {
             // No map size is set before opening, so LMDB adopts the size
             // recorded in the file, which another process may have grown.
             try check(mdb_env_open(env, path, UInt32(flags), mode_t(options.fileMode)), "mdb_env_open", path: path)
+            // LMDB opens data.mdb without O_CLOEXEC. A child process must not
+            // inherit it: one that writes to a descriptor number it was
+            // promised (Swift's crash reporter does, when it could not make
+            // its socket pair for lack of descriptors) writes into the index.
+            var dataFile: mdb_filehandle_t = -1
+            if mdb_env_get_fd(env, &dataFile) == 0 { _ = fcntl(dataFile, F_SETFD, FD_CLOEXEC) }
             var info = MDB_envinfo()
             _ = mdb_env_info(env, &info)
             if info.me_mapsize < mapSize {
@@ -179,7 +185,8 @@ public final class Environment: Sendable {
                 if readOnly { throw LMDBError(MDB_NOTFOUND, operation: "mdb_dbi_open \(missing) (read-only environment)", path: path) }
                 continue
             }
-            try check(mdb_txn_commit(txn), "mdb_txn_commit (opening databases)", path: path)
+            let committed = mdb_txn_commit(txn)
+            guard committed == 0 else { throw commitError(committed, operation: "mdb_txn_commit (opening databases)", path: path, env: env) }
             return result
         }
         preconditionFailure("the second pass creates every database or throws")

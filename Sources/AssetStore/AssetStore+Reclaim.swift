@@ -17,16 +17,35 @@ extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped,
-    /// and so are symlinks (never opened; verify reports them).
+    /// and so are files gone meanwhile (`ENOENT`) and symlinks (never
+    /// opened; verify reports them).
+    ///
+    /// - Throws: `.system` when `staging/` or a file in it cannot be looked
+    ///   at for another reason (`EMFILE`, `EACCES`, …): a file whose lock
+    ///   could not be probed is not proven a dead writer's.
     func findLeftovers() throws(StoreError) -> [Leftover] {
         var found: [Leftover] = []
-        for name in layout.staging.names.sorted() {
-            guard let fd = try? layout.staging.open(name, .readWrite),
-                  (try? FileLock.tryLock(fd)) == true, let twin = try? fd.status() else { continue }
+        for name in try layout.staging.listing().sorted() {
+            let path = layout.staging.path(of: name)
+            let fd: FileDescriptor
+            do { fd = try layout.staging.openFile(name, .readWrite) } catch where error.provesAbsence {
+                continue
+            } catch where error == .tooManySymbolicLinkLevels {
+                continue // A symlink (O_NOFOLLOW): layout.symlink only.
+            } catch {
+                throw .system(error)
+            }
+            let twin: FileStatus
+            do {
+                guard try FileLock.tryLock(fd) else { continue }
+                twin = try fd.status()
+            } catch {
+                throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
+            }
             // The lock may have come free because its writer finished and
             // unlinked this name after it was opened here: only a name that
             // still leads to the locked file is a leftover.
-            guard let now = layout.staging.status(of: name), now.inode == twin.inode, now.device == twin.device else { continue }
+            guard let now = try layout.staging.linkStatus(of: name), now.inode == twin.inode, now.device == twin.device else { continue }
             let kind: Leftover.Kind
             let base: String?
             if name.hasSuffix(StagedFile.suffix) {
@@ -45,7 +64,7 @@ extension AssetStore {
             // this snapshot, and nothing it did can change any more.
             if let base, let parsed = IndexSchema.parseArchiveName(base),
                try packRecord(parsed.pack)?.archiveKey != parsed.archiveKey,
-               let archive = layout.packs.status(of: base),
+               let archive = try layout.packs.linkStatus(of: base),
                archive.inode == twin.inode, archive.device == twin.device {
                 garbage = base
             }

@@ -83,8 +83,17 @@ extension AssetStore {
             guard let name = f.object else { continue }
             let directory = f.code == .lockOrphan ? layout.packLocks : layout.locks
             try plan.act([f.code], pack: f.pack, "delete \(directory.name)/\(name)") { () throws(StoreError) in
-                guard let fd = try? directory.openFile(name, .readWrite), (try? FileLock.tryLock(fd)) == true else { return }
-                try? directory.unlink(name)
+                do throws(Errno) {
+                    let fd = try directory.openFile(name, .readWrite)
+                    // Taken meanwhile: a writer uses it after all.
+                    guard try FileLock.tryLock(fd) else { return }
+                    try directory.unlink(name)
+                } catch where error.provesAbsence {
+                } catch where error == .tooManySymbolicLinkLevels {
+                    // A symlink now (O_NOFOLLOW): its layout.symlink repair moves it.
+                } catch {
+                    throw .system(error.path == nil ? error.with(operation: error.operation, path: directory.path(of: name)) : error)
+                }
             }
         }
     }
@@ -235,12 +244,30 @@ extension AssetStore {
         removeLockFile(of: id)
     }
 
-    /// Whether the archive of `record` has the recorded size and SHA-256.
+    /// Whether the archive of `record` is there with the recorded size and
+    /// SHA-256.
+    ///
+    /// - Throws: `.system` when it cannot be looked at (`EMFILE`, `ENOMEM`,
+    ///   …), `.symlinkInContainer` when a symlink is where it belongs: that
+    ///   proves nothing about it.
     private func archiveMatchesRecord(_ record: PackRecord) throws(StoreError) -> Bool {
-        guard let fd = try? layout.packs.openFile(record.archiveName),
-              let status = try? fd.status(), status.size == Int64(record.archiveSize),
-              let region = try? MappedRegion(mapping: fd, count: Int(status.size)) else { return false }
-        return SHA256.hash(region.bytes) == record.sha256
+        let path = layout.packs.path(of: record.archiveName)
+        do throws(Errno) {
+            let fd = try layout.packs.openFile(record.archiveName)
+            let status: FileStatus
+            do { status = try fd.status() } catch { throw error.with(operation: "fstat", path: path) }
+            guard status.size == Int64(record.archiveSize) else { return false }
+            let region: MappedRegion
+            do { region = try MappedRegion(mapping: fd, count: Int(status.size)) } catch { throw error.with(operation: "mmap", path: path) }
+            return SHA256.hash(region.bytes) == record.sha256
+        } catch where error.provesAbsence {
+            return false
+        } catch {
+            // ELOOP (a symlink where the archive belongs) included: it
+            // proves nothing of the archive, so nothing is re-indexed or
+            // dropped because of it.
+            throw LayoutDirectory.storeError(error, path: error.path ?? path)
+        }
     }
 
     /// Rewrites pack `record.id`'s member records from its archive.
@@ -261,10 +288,14 @@ extension AssetStore {
     /// `packs/` named for the pack; without one, removes the pack from the
     /// index and quarantines its candidates.
     private func rebuildRecord(_ id: String) throws(StoreError) {
-        let candidates = layout.packs.names.sorted().filter { IndexSchema.parseArchiveName($0)?.pack == id }
+        var candidates: [String] = []
+        for name in try layout.packs.listing().sorted() where IndexSchema.parseArchiveName(name)?.pack == id {
+            // Gone meanwhile, or a symlink (layout.symlink only): not a candidate.
+            guard let status = try layout.packs.linkStatus(of: name), !status.isSymbolicLink else { continue }
+            candidates.append(name)
+        }
         if candidates.count == 1, let key = IndexSchema.parseArchiveName(candidates[0])?.archiveKey,
-           let fd = try? layout.packs.openFile(candidates[0]),
-           let pack = try? PackFile.validate(descriptor: fd, path: layout.packs.path(of: candidates[0])),
+           let pack = try intactPack(named: candidates[0]),
            pack.description == nil || pack.description?.id == id {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
@@ -276,6 +307,29 @@ extension AssetStore {
         }
         for name in candidates { try quarantine(name, in: layout.packs) }
         try deindex(id, redownloadFrom: nil)
+    }
+
+    /// The pack file `name` in `packs/` when it validates; `nil` when it is
+    /// proven damaged (or gone).
+    ///
+    /// - Throws: what says only that it could not be checked: `.system`,
+    ///   `.archive(.io)`, `.symlinkInContainer`.
+    private func intactPack(named name: String) throws(StoreError) -> PackFile? {
+        let path = layout.packs.path(of: name)
+        let fd: FileDescriptor
+        do { fd = try layout.packs.openFile(name) } catch where error.provesAbsence { return nil } catch {
+            throw LayoutDirectory.storeError(error, path: path)
+        }
+        do {
+            return try PackFile.validate(descriptor: fd, path: path)
+        } catch {
+            switch error {
+            case .system(let e) where e.provesAbsence: return nil
+            case .system: throw error
+            case .archive(let e) where !e.provesDamage: throw error
+            default: return nil
+            }
+        }
     }
 
     /// Recomputes the whole path index from the member records.

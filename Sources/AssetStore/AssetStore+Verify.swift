@@ -38,13 +38,22 @@ extension AssetStore {
     /// pack locks of the old layout (`locks/<pack>.lock`); symlinks anywhere
     /// in the layout, which nothing follows.
     ///
+    /// Only proof is a finding: a file that is not there (`ENOENT`), bytes
+    /// that fail a check (size, structure, CRC-32, SHA-256), a record that
+    /// does not decode. Any other failure to look (`EMFILE`, `ENFILE`,
+    /// `ENOMEM`, `EIO`, `EACCES`, `ENOTDIR`, …) proves nothing, so it ends
+    /// the verification with that error, and repair changes nothing because
+    /// of it. A symlink where a file or directory belongs (`ELOOP` under
+    /// `O_NOFOLLOW`) is neither: it is a `layout.symlink` finding only.
+    ///
     /// - Throws: `.assetPackNotFound` for a `packs` entry that is not
-    ///   installed; `.index`/`.system` when the container cannot be read.
+    ///   installed; `.index`/`.system`/`.archive(.io)` when the container
+    ///   cannot be read — an operational error, never a finding.
     public func verify(options: VerificationOptions = VerificationOptions()) throws(StoreError) -> VerificationReport {
         var report = VerificationReport()
         guard options.repair && !options.dryRun else {
             var verdicts = try checkWithVerdicts(options, into: &report)
-            if report.hasErrors, let lock = try? lockContainer(.exclusive, wait: lockWait == .forever ? .seconds(10) : lockWait) {
+            if report.hasErrors, let lock = try confirmationLock() {
                 // Confirm with no writer running: what an install or removal
                 // in progress looked like to the first pass goes away.
                 report = VerificationReport()
@@ -65,6 +74,23 @@ extension AssetStore {
         report.remaining = second.findings
         _ = consume lock
         return report
+    }
+
+    /// The container lock, exclusive, for confirming a first pass's errors;
+    /// `nil` when writers hold it past the wait, or when `locks/` or the lock
+    /// file is a symlink (never opened; the first pass reports it as
+    /// `layout.symlink`): then the first pass stands. Failing to take it for
+    /// any other reason is an error.
+    private func confirmationLock() throws(StoreError) -> FileLock? {
+        if layout.locks.isSymlink { return nil }
+        do {
+            return try lockContainer(.exclusive, wait: lockWait == .forever ? .seconds(10) : lockWait)
+        } catch {
+            switch error {
+            case .lockTimeout, .symlinkInContainer: return nil
+            default: throw error
+            }
+        }
     }
 
     /// Runs every check into `report`; returns what it learned per pack.
@@ -112,15 +138,29 @@ extension AssetStore {
         let id = record.id
         let path = container.packsPath + "/" + record.archiveName
         let fd: FileDescriptor
-        do { fd = try layout.packs.openFile(record.archiveName) } catch {
+        do { fd = try layout.packs.openFile(record.archiveName) } catch where error.provesAbsence {
             // An install may have replaced it since the snapshot: only a
             // record that still names it is damage.
-            if error == .noSuchFile, try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
+            if try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
             report.add(.archiveMissing, pack: id, object: record.archiveName, "archive \(path) is missing (\(error.message))")
             verdict.archiveDamaged = true
             return verdict
+        } catch where error == .tooManySymbolicLinkLevels {
+            // A symlink where the archive belongs (O_NOFOLLOW), or packs/ is
+            // one: the layout is wrong, which says nothing of the archive.
+            // It is a layout.symlink finding only; the pack is left alone.
+            if try packRecord(id)?.archiveKey != record.archiveKey { return verdict }
+            if layout.packs.isSymlink {
+                reportSymlink(layout.packs.name, directory: true, into: &report)
+            } else {
+                reportSymlink(layout.packs.name + "/" + record.archiveName, directory: false, into: &report)
+            }
+            return verdict
+        } catch {
+            throw .system(error.with(operation: "open", path: path))
         }
-        let size = (try? fd.status().size) ?? -1
+        let size: Int64
+        do { size = try fd.status().size } catch { throw .system(error.with(operation: "fstat", path: path)) }
         guard size == Int64(record.archiveSize) else {
             report.add(.archiveSize, pack: id, object: record.archiveName, "archive \(path) is \(size) bytes, the index says \(record.archiveSize)")
             verdict.archiveDamaged = true
@@ -133,6 +173,7 @@ extension AssetStore {
         do throws(ArchiveError) {
             for e in try ZipArchive.parse(bytes, name: path).entries { entries[e.path] = e }
         } catch {
+            guard error.provesDamage else { throw .archive(error) }
             report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)
             verdict.archiveDamaged = true
         }
@@ -147,6 +188,7 @@ extension AssetStore {
                 verdict.archiveHashChecked = true
             }
             for (member, error) in problems.crcFailures {
+                guard error.provesDamage else { throw .archive(error) }
                 report.add(.memberCRC, pack: id, object: member, error.description)
                 verdict.archiveDamaged = true
             }
@@ -209,6 +251,25 @@ extension AssetStore {
     }
 }
 
+extension Errno {
+    /// Whether this error proves that the file is not there: only `ENOENT`.
+    /// `ENOTDIR` (a directory of the layout is not one) and `ELOOP` (a
+    /// symbolic link where a file should be) say the layout is wrong, not
+    /// that the archive is gone, and repairing them as absence would drop a
+    /// pack whose archive may be intact; every other error says only that
+    /// the file could not be looked at.
+    var provesAbsence: Bool { self == .noSuchFile }
+}
+
+extension ArchiveError {
+    /// Whether this error proves the archive's bytes damaged: every case but
+    /// `.io`, which says they could not be read (or inflated: `ENOMEM`).
+    var provesDamage: Bool {
+        if case .io = self { return false }
+        return true
+    }
+}
+
 /// Deep checking of one mapped archive: its SHA-256 on a second thread while
 /// this one checks every member's CRC-32, so the pass runs at the speed of
 /// the slower of the two, not their sum.
@@ -227,8 +288,16 @@ enum ArchiveScan {
 
     static func run(bytes: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
         let shared = Shared(bytes)
+        // A thread of its own, not a Dispatch queue: libdispatch traps when
+        // its worker cannot make an epoll descriptor (EMFILE), and a verify
+        // out of descriptors must fail with an error, not a crash.
         let group = DispatchGroup()
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { shared.digest = SHA256.hash(shared.bytes) }
+        group.enter()
+        let thread = Thread {
+            shared.digest = SHA256.hash(shared.bytes)
+            group.leave()
+        }
+        thread.start()
         var failures: [(String, ArchiveError)] = []
         for entry in entries.sorted(by: { $0.dataOffset < $1.dataOffset }) {
             do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive) } catch {

@@ -52,10 +52,10 @@ extension AssetStore {
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
         // Listed before the records are read, so a version committed while
         // we look is found in the records (see docs/coordination.md).
-        let archiveNames = layout.packs.names.sorted()
+        let archiveNames = try layout.packs.listing().sorted()
         // A file reaches packs/ only after its twin has its staging name, so
         // one listing taken after packs/'s shows every live writer's twin.
-        let twinNames = Set(layout.staging.names)
+        let twinNames = Set(try layout.staging.listing())
         let leftovers = try findLeftovers()
         let named = Set(try readPackRecords().records.map(\.archiveName))
         let leftoverByArchive = Dictionary(leftovers.compactMap { l in l.unreferencedArchive.map { ($0, l) } }, uniquingKeysWith: { a, _ in a })
@@ -68,7 +68,8 @@ extension AssetStore {
             }
             // A live writer's twin, or gone meanwhile: not a finding.
             if twinNames.contains(name + StagedFile.suffix) || twinNames.contains(name + RetiringArchive.suffix) { continue }
-            guard let status = layout.packs.status(of: name), !status.isSymbolicLink else { continue }
+            // Gone meanwhile, or a symlink (layout.symlink only): not an orphan.
+            guard let status = try layout.packs.linkStatus(of: name), !status.isSymbolicLink else { continue }
             if try readPackRecords().records.contains(where: { $0.archiveName == name }) { continue }
             report.add(.archiveOrphan, pack: IndexSchema.parseArchiveName(name)?.pack, object: name, "packs/\(name) belongs to no installed pack")
         }
@@ -87,36 +88,35 @@ extension AssetStore {
                 report.add(.stagingUnknown, pack: nil, object: leftover.name, "staging/\(leftover.name) is not AssetPacks' own")
             }
         }
-        let stagingNames = Set(layout.staging.names)
+        let stagingNames = Set(try layout.staging.listing())
         for entry in journal {
             if let staging = entry.stagingName, !stagingNames.contains(staging) {
                 report.add(.journalMissingStaging, pack: entry.pack, object: staging, "the download of '\(entry.pack)' lost its partial file; it restarts from zero")
             }
         }
-        for name in layout.cache.names.sorted() where layout.cache.status(of: name)?.isSymbolicLink != true {
+        for name in try layout.cache.listing().sorted() {
+            // Gone meanwhile, or a symlink (layout.symlink only).
+            guard let status = try layout.cache.linkStatus(of: name), !status.isSymbolicLink else { continue }
             report.add(.cacheLeftover, pack: nil, object: name, "cache/\(name) is left over")
         }
 
         let installed = Set(try readPackRecords().records.map(\.id)).union(damagedRecords)
-        for name in layout.packLocks.names.sorted() where name.hasSuffix(".lock") {
+        for name in try layout.packLocks.listing().sorted() where name.hasSuffix(".lock") {
             let id = String(name.dropLast(5))
-            // A symlink fails to open (O_NOFOLLOW): it is layout.symlink only.
-            guard !installed.contains(id), let anchor = layout.packLocks.openAnchor,
-                  (try? FileLock.isHeld(path: name, relativeTo: anchor)) == false else { continue }
+            guard !installed.contains(id), try isUnheldLock(name, in: layout.packLocks) else { continue }
             report.add(.lockOrphan, pack: id, object: name, "locks/packs/\(name) belongs to no installed pack")
         }
         // Before locks/packs/, pack locks lay beside the container's and the
         // daemon's; nothing takes them any more. One still held belongs to a
         // writer of that older version at work, and is left alone.
         let ownLocks: Set<String> = ["container.lock", "daemon.lock"]
-        for name in layout.locks.names.sorted() where name.hasSuffix(".lock") {
-            guard !ownLocks.contains(name), let anchor = layout.locks.openAnchor,
-                  (try? FileLock.isHeld(path: name, relativeTo: anchor)) == false else { continue }
+        for name in try layout.locks.listing().sorted() where name.hasSuffix(".lock") {
+            guard !ownLocks.contains(name), try isUnheldLock(name, in: layout.locks) else { continue }
             report.add(.lockOldLayout, pack: String(name.dropLast(5)), object: name,
                        "locks/\(name) is a pack lock of the layout before locks/packs/; nothing uses it")
         }
 
-        checkSymlinks(report: &report)
+        try checkSymlinks(report: &report)
 
         for reader in environment.readers() where !reader.isProcessAlive {
             report.add(.staleReader, pack: nil, object: "pid \(reader.pid)", "reader slot of dead process \(reader.pid)" +
@@ -124,22 +124,47 @@ extension AssetStore {
         }
     }
 
+    /// Whether `name` in `directory` is a lock file no one holds: `false`
+    /// when it is held, gone meanwhile (`ENOENT`), or a symlink (never
+    /// opened; it is `layout.symlink` only).
+    ///
+    /// - Throws: `.system` when the lock cannot be probed for another reason.
+    private func isUnheldLock(_ name: String, in directory: LayoutDirectory) throws(StoreError) -> Bool {
+        do {
+            guard let status = try directory.linkStatus(of: name), !status.isSymbolicLink else { return false }
+            return try !directory.isHeld(name)
+        } catch {
+            guard case .symlinkInContainer = error else { throw error }
+            return false
+        }
+    }
+
     /// Every symlink where the layout has a directory, and every symlink in
     /// one of its directories (none belongs anywhere), as `layout.symlink`
     /// with the path relative to the container as its object. A directory
     /// that is a symlink is reported, not listed.
-    func checkSymlinks(report: inout VerificationReport) {
+    ///
+    /// - Throws: `.system` when a directory cannot be read or a name in it
+    ///   cannot be looked at for a reason other than `ENOENT`.
+    func checkSymlinks(report: inout VerificationReport) throws(StoreError) {
         for directory in layout.directories {
             if directory.isSymlinkNow {
-                report.add(.layoutSymlink, pack: nil, object: directory.name,
-                           "\(directory.name)/ is a symbolic link; the container does not follow it")
+                reportSymlink(directory.name, directory: true, into: &report)
                 continue
             }
-            for name in directory.names.sorted() where directory.status(of: name)?.isSymbolicLink == true {
+            for name in try directory.listing().sorted() where try directory.linkStatus(of: name)?.isSymbolicLink == true {
                 guard !(directory === layout.locks && name == layout.packLocks.leaf && layout.packLocks.isSymlinkNow) else { continue }
-                report.add(.layoutSymlink, pack: nil, object: directory.name + "/" + name,
-                           "\(directory.name)/\(name) is a symbolic link; the container does not follow it")
+                reportSymlink(directory.name + "/" + name, directory: false, into: &report)
             }
         }
+    }
+
+    /// Adds `layout.symlink` for `object` (relative to the container) unless
+    /// it is already reported: a pack's check reports its archive's link
+    /// before ``checkSymlinks(report:)`` comes to it.
+    func reportSymlink(_ object: String, directory: Bool, into report: inout VerificationReport) {
+        guard !report.findings.contains(where: { $0.code == .layoutSymlink && $0.object == object }) else { return }
+        report.add(.layoutSymlink, pack: nil, object: object,
+                   "\(object)\(directory ? "/" : "") is a symbolic link; the container does not follow it")
     }
 }

@@ -40,6 +40,11 @@ public final class AssetStore: Sendable {
         public var lockWait: FileLock.Wait = .forever
         /// The index's initial map size; it grows by itself when full.
         public var initialMapSize: Int = 64 << 20
+        /// The size beyond which the index's map does not grow: a write that
+        /// needs more fails with `.index` (``LMDBError/mapFull``, naming the
+        /// index). The first store of the container in a process decides: stores
+        /// of one container share the index.
+        public var maximumMapSize: Int = 16 << 30
         /// Whether a missing container (directories, index, schema record) is
         /// created. Verification opens with `false`, so that looking changes
         /// nothing: a missing container is then `.system(ENOENT)`.

@@ -195,6 +195,50 @@ final class LayoutDirectory: Sendable {
         return FileSystem.names(in: anchor)
     }
 
+    // What verify, repair and reclaim look at, failing rather than guessing:
+    // a directory that cannot be read is not an empty one, a name that
+    // cannot be looked at is not a missing one. Only `ENOENT` means absent.
+
+    /// The names in this directory, unsorted; none when the directory itself
+    /// is missing or is a symlink the layout refused to open (verify reports
+    /// that link as `layout.symlink`).
+    ///
+    /// - Throws: `.system` naming the directory for every failure to read it
+    ///   (`EMFILE`, `ENFILE`, `ENOMEM`, `EACCES`, `EIO`, …).
+    func listing() throws(StoreError) -> [String] {
+        guard let anchor = openAnchor else { return [] }
+        do { return try FileSystem.contents(of: anchor, path: path) } catch { throw .system(error) }
+    }
+
+    /// The type, size and identity of `name` here, not following a symlink;
+    /// `nil` only when nothing has that name (`ENOENT`), which is also the
+    /// answer when this directory is missing or a refused symlink.
+    ///
+    /// - Throws: `.system` naming the file for every other failure.
+    func linkStatus(of name: String) throws(StoreError) -> FileStatus? {
+        guard let anchor = openAnchor else { return nil }
+        do { return try FileDescriptor.status(of: name, relativeTo: anchor, followingLinks: false) } catch {
+            throw .system(error.with(operation: error.operation, path: path(of: name)))
+        }
+    }
+
+    /// Whether another process holds the lock file `name` here (an OFD lock
+    /// probe); `false` when nothing has that name (or this directory is
+    /// missing).
+    ///
+    /// - Throws: `.symlinkInContainer` naming it when it is a symlink (or
+    ///   naming this directory when that is one), `.system` naming it for
+    ///   every other failure.
+    func isHeld(_ name: String) throws(StoreError) -> Bool {
+        guard let anchor = openAnchor else {
+            if isSymlink { throw .symlinkInContainer(path: path) }
+            return false
+        }
+        do { return try FileLock.isHeld(path: name, relativeTo: anchor) } catch {
+            throw Self.storeError(error, path: path(of: name))
+        }
+    }
+
     /// Removes the name `name` here (a symlink itself, never its target).
     func unlink(_ name: String) throws(Errno) {
         guard let anchor = openAnchor else { throw Errno.noSuchFile.with(operation: "unlink", path: path(of: name)) }

@@ -47,6 +47,7 @@ final class SharedIndex: Sendable {
             if let existing = table[key]?.index { return existing }
             var options = Environment.Options()
             options.mapSize = storeOptions.initialMapSize
+            options.maximumMapSize = storeOptions.maximumMapSize
             options.clearsStaleReadersOnOpen = storeOptions.clearsStaleReaders
             options.maxDatabases = 8
             let environment: Environment

@@ -99,7 +99,8 @@ public enum FileSystem {
     }
 
     /// The names in the open directory `anchor` (without `.` and `..`),
-    /// unsorted; empty when it cannot be read. Reads a new description of the
+    /// unsorted; empty when it cannot be read (``contents(of:path:)`` tells
+    /// the reasons apart). Reads a new description of the
     /// directory, so the caller's descriptor is left as it was. The
     /// corresponding C functions are `openat` and `fdopendir`.
     public static func names(in anchor: DirectoryAnchor) -> [String] {
@@ -110,6 +111,38 @@ public enum FileSystem {
             return []
         }
         return names(of: dir)
+    }
+
+    /// The names in the open directory `anchor` (without `.` and `..`),
+    /// unsorted. Reads a new description of the directory, so the caller's
+    /// descriptor is left as it was.
+    ///
+    /// - Throws: `Errno` naming `path` (the directory's, for messages) for
+    ///   every failure: `EMFILE`, `ENFILE` and `ENOMEM` when it cannot be
+    ///   opened again, `EACCES`, `EIO` while it is read, … — so that a caller
+    ///   never takes a directory it could not read for an empty one. The
+    ///   corresponding C functions are `openat`, `fdopendir` and `readdir`.
+    public static func contents(of anchor: DirectoryAnchor, path: String) throws(Errno) -> [String] {
+        let raw = anchor.raw
+        let fd = try valueOrErrno("open", path: path) { cas_openat(raw, ".", O_RDONLY | O_DIRECTORY, 0) }
+        guard let dir = fdopendir(fd) else {
+            let code = errno
+            _ = cas_close(fd)
+            throw Errno(code, operation: "fdopendir", path: path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw Errno(errno, operation: "readdir", path: path) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
     }
 
     private static func names(of dir: OpaquePointer) -> [String] {

@@ -98,4 +98,31 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["theirs"])
         #expect(isSymlink(f.container.path + "/quarantine/" + (FileSystem.names(in: f.container.path + "/quarantine").first ?? "")))
     }
+
+    /// A symlink where an installed pack's archive belongs is neither proof
+    /// that the archive is missing nor an operational error: verify reports
+    /// it once, as `layout.symlink`, and repair moves the link away without
+    /// dropping the pack on its account or touching its target.
+    @Test func aSymlinkWhereAnArchiveBelongsIsLayoutSymlinkOnly() throws {
+        let f = StoreFixture("symlink-archive")
+        let store = try f.store()
+        try store.install(packAt: try f.pack("a.zip", id: "a", ["x": text(100)]))
+        let name = try #require(try store.packRecord("a")).archiveName
+        let archive = f.container.packsPath + "/" + name
+        let moved = f.root + "/moved.zip"
+        try FileManager.default.moveItem(atPath: archive, toPath: moved)
+        try symlink(archive, to: moved)
+
+        for deep in [false, true] {
+            let report = try store.verify(options: .init(deep: deep))
+            #expect(report.findings.map(\.code) == [.layoutSymlink], "\(report.findings)")
+            #expect(report.findings.first?.object == "packs/" + name)
+        }
+
+        let repaired = try store.verify(options: .init(repair: true))
+        #expect(repaired.repairs.map(\.codes) == [[.layoutSymlink]] && repaired.repairs.allSatisfy(\.done), "\(repaired.repairs)")
+        #expect(!isSymlink(archive))
+        #expect(repaired.remaining.map(\.code) == [.archiveMissing], "\(repaired.remaining)")
+        #expect(FileManager.default.fileExists(atPath: moved))
+    }
 }

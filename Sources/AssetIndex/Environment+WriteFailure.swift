@@ -1,0 +1,52 @@
+internal import CLMDB
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+extension Environment {
+    /// How close to full a file system (or to its size limit a file) must be
+    /// for a short write to be explained by it: LMDB writes at most 64 pages
+    /// at once (`MDB_COMMIT_PAGES`), so after a short write less than that is
+    /// left; 1 MiB leaves room for pages larger than 4 KiB and for what other
+    /// processes freed meanwhile.
+    static let shortWriteSlack: UInt64 = 1 << 20
+
+    /// The error for a failed `mdb_txn_commit` of environment `env` at `path`.
+    ///
+    /// LMDB reports a write that stopped short as `EIO` (`mdb_page_flush`:
+    /// "short write, filesystem full?"), which is what a write that runs out
+    /// of space part-way does, so a full disk would read "Input/output error".
+    /// An `EIO` is therefore checked against its likely causes: the file
+    /// system holding `path` has (almost) no space left for this user —
+    /// `ENOSPC`; `data.mdb` has reached the process's file size limit
+    /// (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored) — `EFBIG`. Otherwise, and for
+    /// every other code (`ENOSPC` and `EDQUOT` from a write that wrote
+    /// nothing arrive as they are), the code stands.
+    /// The corresponding C functions are `statvfs`, `getrlimit` and `fstat`.
+    static func commitError(_ rc: Int32, operation: String, path: String, env: OpaquePointer) -> LMDBError {
+        guard rc == EIO else { return LMDBError(rc, operation: operation, path: path) }
+        if let free = freeSpace(at: path), free < shortWriteSlack {
+            return LMDBError(ENOSPC, operation: "\(operation) (a short write, which LMDB reports as EIO; \(free) bytes free)", path: path)
+        }
+        var limit = rlimit()  // rlim_t.max is RLIM_INFINITY
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            var fd: mdb_filehandle_t = -1
+            var status = stat()
+            if mdb_env_get_fd(env, &fd) == 0, fstat(fd, &status) == 0,
+               UInt64(max(0, status.st_size)) + shortWriteSlack >= UInt64(limit.rlim_cur) {
+                return LMDBError(EFBIG, operation: "\(operation) (a short write at the file size limit of \(limit.rlim_cur) bytes, which LMDB reports as EIO)", path: path)
+            }
+        }
+        return LMDBError(rc, operation: operation, path: path)
+    }
+
+    /// The bytes this process may still write on the file system holding
+    /// `path` (the root-reserved blocks count for root only), or `nil` when
+    /// it cannot be asked.
+    private static func freeSpace(at path: String) -> UInt64? {
+        var s = statvfs()
+        guard statvfs(path, &s) == 0 else { return nil }
+        let blocks = geteuid() == 0 ? s.f_bfree : s.f_bavail
+        return UInt64(blocks) * UInt64(s.f_frsize)
+    }
+}
