@@ -57,6 +57,17 @@ let package = Package(
             name: "assetpack-testhelper",
             dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex"],
             path: "Tests/assetpack-testhelper"),
+
+        // The fuzz harness (Fuzz/README.md): the decoders' fuzz targets, one
+        // program that hands them to libFuzzer when scripts/fuzz builds it
+        // (and replays files otherwise), and the test that replays every
+        // seed and regression input in the default suite.
+        .target(name: "CFuzzerDriver", path: "Fuzz/Sources/CFuzzerDriver"),
+        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks"],
+                path: "Fuzz/Sources/FuzzTargets"),
+        .executableTarget(name: "assetpack-fuzz", dependencies: ["FuzzTargets", "CFuzzerDriver"],
+                          path: "Fuzz/Sources/assetpack-fuzz"),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

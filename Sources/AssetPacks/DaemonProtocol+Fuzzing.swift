@@ -1,0 +1,50 @@
+/// The daemon's decoders, fed arbitrary bytes by the fuzz harness
+/// (`Fuzz/README.md`) and by its regression test. Nothing else calls these.
+///
+/// Each reads `bytes` as the daemon or the client would read a stream, and
+/// traps (a `precondition`) only where a decoder breaks its own contract.
+package enum DaemonProtocolFuzzing {
+    /// Reads `bytes` as the daemon reads one connection: a header, its body,
+    /// the next header, until the stream ends or a header is refused (which
+    /// closes a real connection). Every request decoded must encode back to
+    /// exactly the bytes it came from. Returns whether one was decoded.
+    @discardableResult
+    package static func requests(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var decoded = false
+        var at = 0
+        while bytes.count - at >= DaemonProtocol.headerSize {
+            let header = UnsafeRawBufferPointer(rebasing: bytes[at ..< at + DaemonProtocol.headerSize])
+            guard case .body(let length, let packLength, let standalone) = DaemonRequest.parseHeader(header) else { return decoded }
+            let start = at + DaemonProtocol.headerSize
+            guard bytes.count - start >= length else { return decoded }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[start ..< start + length])
+            if let request = DaemonRequest.decode(body: body, packLength: packLength, standalone: standalone) {
+                precondition(request.encoded.elementsEqual(bytes[at ..< start + length]),
+                             "a decoded request does not encode back to its bytes")
+                decoded = true
+            }
+            at = start + length
+        }
+        return decoded
+    }
+
+    /// Reads `bytes` as the client reads one reply: a header, then its body
+    /// as a success's placement or as a failure's error. Returns whether
+    /// the reply was read.
+    @discardableResult
+    package static func reply(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= DaemonProtocol.headerSize else { return false }
+        guard case .success(let header) = DaemonReply.parseHeader(
+            UnsafeRawBufferPointer(rebasing: bytes[..<DaemonProtocol.headerSize])) else { return false }
+        let start = DaemonProtocol.headerSize
+        guard bytes.count - start >= header.length else { return false }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[start ..< start + header.length])
+        if header.status == DaemonProtocol.success {
+            guard case .success(let p) = DaemonReply.placement(body) else { return false }
+            precondition(p.offset + p.length <= p.size, "an accepted placement lies outside its file")
+            return true
+        }
+        guard case .success = DaemonReply.error(status: header.status, body: body, socket: "fuzz/daemon.sock") else { return false }
+        return true
+    }
+}
