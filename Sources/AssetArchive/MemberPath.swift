@@ -53,7 +53,7 @@ public enum MemberPath {
     /// `text` with control characters escaped for a terminal or a log: C0
     /// and DEL as `\xNN`, C1 (U+0080–U+009F) as `\u{NN}`. Member paths
     /// cannot hold a backslash, so the escapes are unambiguous in them.
-    static func escapingControlCharacters(_ text: String) -> String {
+    public static func escapingControlCharacters(_ text: String) -> String {
         func isControl(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value < 0x20 || (scalar.value >= 0x7f && scalar.value < 0xa0)
         }

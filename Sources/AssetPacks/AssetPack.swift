@@ -98,6 +98,15 @@ public struct AssetMember: Sendable, Hashable {
     /// Whether it is deflated in the archive (so reads inflate it).
     public var isCompressed: Bool { method == .deflated }
 
+    /// `path` made safe to print on a terminal or in a log: control
+    /// characters escaped (C0 and DEL as `\xNN`, so ESC is `\x1b`; C1 as
+    /// `\u{NN}`), so a name cannot move the cursor or retitle the window.
+    /// Member paths cannot hold a backslash, so an escape is never confused
+    /// with the name's own characters. JSON needs no such help.
+    public static func printable(_ path: String) -> String {
+        MemberPath.escapingControlCharacters(path)
+    }
+
     init(_ info: MemberInfo) {
         pack = info.pack
         path = info.path

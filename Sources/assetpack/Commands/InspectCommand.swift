@@ -43,7 +43,7 @@ enum InspectCommand: Command {
         Output.line()
         var table = TextTable([.left, .right, .right, .left])
         for m in file.members {
-            table.add([m.method.rawValue, "\(m.size)", "\(m.storedSize)", TerminalText.escaped(m.path)])
+            table.add([m.method.rawValue, "\(m.size)", "\(m.storedSize)", AssetMember.printable(m.path)])
         }
         table.lines.forEach { Output.line($0) }
         return ExitCode.success

@@ -22,7 +22,7 @@ enum ListCommand: Command {
                     try Output.json(members.map(MemberJSON.init))
                 } else {
                     var table = TextTable([.left, .right, .left])
-                    for m in members { table.add([m.method.rawValue, "\(m.size)", TerminalText.escaped(m.path)]) }
+                    for m in members { table.add([m.method.rawValue, "\(m.size)", AssetMember.printable(m.path)]) }
                     table.lines.forEach { Output.line($0) }
                 }
             } else {

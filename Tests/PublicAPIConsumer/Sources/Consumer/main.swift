@@ -94,6 +94,7 @@ check(typedThrows(manager) == .fileNotFound, "typed throws")
 let members = try manager.members(inAssetPackWithID: "com.example.Consumer", under: "Levels")
 check(members.map(\.path) == ["Levels/1.json"] && members[0].size == UInt64(level.count), "members")
 check(members[0].isCompressed == (members[0].method == .deflated), "isCompressed")
+check(AssetMember.printable("a\u{1b}[31mb") == "a\\x1b[31mb", "printable")
 
 // Limits against decompression bombs: the container's, or a manager's own.
 check(try manager.limits() == .defaults && manager.recordedLimits() == nil, "default limits")
