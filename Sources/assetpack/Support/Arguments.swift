@@ -117,24 +117,6 @@ struct Arguments {
 
     /// The option's value as a non-negative number, if given; a usage error
     /// when it is not one.
-    /// The option's value as a whole number, or with `bytes` a byte count
-    /// that may end in K, M, G or T (powers of 1024); a usage error when it
-    /// is not one or is above `maximum`.
-    func wholeNumber(_ option: Option, bytes: Bool = false, maximum: UInt64 = .max) throws(CLIError) -> UInt64? {
-        guard let text = value(option) else { return nil }
-        var digits = Substring(text)
-        var shift: UInt64 = 0
-        if bytes, let last = digits.last, let index = "KMGT".firstIndex(of: Character(last.uppercased())) {
-            shift = UInt64("KMGT".distance(from: "KMGT".startIndex, to: index) + 1) * 10
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = UInt64(digits), n <= maximum >> shift else {
-            let what = bytes ? "a number of bytes (with K, M, G or T)" : "a whole number"
-            throw .usage("'\(option.longSpelling)' needs \(what), not '\(text)'")
-        }
-        return n << shift
-    }
-
     func number(_ option: Option) throws(CLIError) -> Double? {
         guard let v = value(option) else { return nil }
         guard let d = Double(v), d >= 0, d.isFinite else {
