@@ -24,7 +24,9 @@ let package = Package(
         .target(name: "AssetArchive", dependencies: ["AssetSystem", "CZlib", "CLibdeflate", "CCrypto"]),
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
-        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON"],
+        // Catalogs: parse, sign (Ed25519), verify, rollback state; publishing.
+        .target(name: "AssetDelivery", dependencies: ["AssetStore", "AssetArchive", "AssetJSON", "AssetSystem", "CCrypto"]),
+        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON", "AssetDelivery"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .executableTarget(name: "assetpack", dependencies: ["AssetPacks"],
                           swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
@@ -48,6 +50,7 @@ let package = Package(
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "TestSupport"]),
         .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper", "TestSupport"]),
         // The other processes of the cross-process tests (stress readers and

@@ -83,6 +83,31 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A symlink is where a file or directory of the container belongs
         /// (``path``); the container never follows one.
         case symlinkInContainer = 25
+        /// A catalog is not valid (``path``; ``field`` at fault; ``pack``
+        /// when an entry's; ``reason`` says what).
+        case invalidCatalog = 32
+        /// A catalog's `format` is not one this version reads (``path``).
+        case unsupportedCatalogFormat = 33
+        /// A key is configured and the catalog has no signature (``path``).
+        case catalogUnsigned = 34
+        /// The catalog is signed, but not by the configured key (``path``).
+        case catalogKeyMismatch = 35
+        /// The signature does not verify — the catalog or its signature was
+        /// altered — or the signature file is malformed (``path``, ``reason``).
+        case catalogSignatureInvalid = 36
+        /// The catalog is older than one already accepted, or reuses its
+        /// sequence number with other bytes (``path``, ``reason``).
+        case catalogRollback = 37
+        /// The catalog's `expires` time has passed (``path``).
+        case catalogExpired = 38
+        /// A key file or key text is malformed (``path``, ``reason``).
+        case invalidKey = 39
+        /// The persisted trust state (accepted sequence numbers) is damaged
+        /// (``path``).
+        case invalidTrustState = 40
+        /// `publish` refused (``path`` is the directory, ``pack`` the pack;
+        /// ``reason`` says why).
+        case publishRefused = 41
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64
@@ -189,6 +214,67 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The deflated members together declare more than
         /// ``AssetPackManager/Limits/maximumPackSize`` bytes.
         case packTooLarge = 602
+
+        // invalidCatalog
+        /// The catalog is not strict JSON.
+        case catalogNotJSON = 700
+        /// A required field is missing (``field``).
+        case catalogMissingField = 701
+        /// A field has the wrong JSON type (``field``).
+        case catalogWrongType = 702
+        /// `sequence` is not a whole number from 0 to 2^53 − 1.
+        case catalogBadSequence = 703
+        /// A `sha256` is not 64 lowercase hex digits.
+        case catalogBadSHA256 = 704
+        /// A `size` is not a whole number from 0 to 2^53 − 1.
+        case catalogBadSize = 705
+        /// A `version` is not a whole number from 1 to 2^53 − 1.
+        case catalogBadVersion = 706
+        /// Two entries have one pack ID.
+        case catalogDuplicatePack = 707
+        /// An entry's pack ID breaks the pack-ID rules.
+        case catalogInvalidPackID = 708
+        /// A URL is neither a relative path inside the catalog's directory
+        /// nor `http://` / `https://`.
+        case catalogBadURL = 709
+        /// A time is not RFC 3339 UTC.
+        case catalogBadTimestamp = 710
+        /// A download policy, event type or platform is unknown.
+        case catalogBadValue = 711
+
+        // catalogSignatureInvalid
+        /// The signature file is not lines of `ed25519 <key ID> <base64>`.
+        case malformedSignature = 800
+        /// The key's signature does not verify over the catalog's bytes.
+        case signatureMismatch = 801
+
+        // catalogRollback
+        /// The catalog's sequence number is lower than the accepted one.
+        case olderSequence = 810
+        /// The sequence number is the accepted one, the bytes are not.
+        case sequenceReused = 811
+
+        // invalidKey
+        /// Not a PKCS#8 PEM Ed25519 private key.
+        case malformedPrivateKey = 820
+        /// Not `ed25519:` and the base64 of 32 bytes (or a `PUBLIC KEY` PEM).
+        case malformedPublicKey = 821
+
+        // publishRefused
+        /// The pack's version is lower than the catalog's.
+        case versionBackwards = 830
+        /// The pack's version is the catalog's, its contents are not.
+        case versionReused = 831
+        /// Two packs of one publish have one ID.
+        case duplicatePackInPublish = 832
+        /// The directory's catalog is signed by another key.
+        case signedByOtherKey = 833
+        /// The directory's catalog is signed, and no key was given.
+        case signatureRequired = 834
+        /// A pack file changed while it was being published.
+        case packChanged = 835
+        /// A base URL or expiry that cannot be used.
+        case badPublishArgument = 836
     }
 
     /// What went wrong.

@@ -37,6 +37,8 @@ public struct AssetPackFile: Sendable, Hashable {
     public let id: String
     public let downloadPolicy: AssetPack.DownloadPolicy
     public let platforms: [AssetPack.Platform]
+    /// The version its manifest gave (recorded in the pack), if any.
+    public let version: UInt64?
     /// Whether the archive uses ZIP64 records.
     public let usesZip64: Bool
     /// The members, in archive order.
@@ -74,6 +76,7 @@ public struct AssetPackFile: Sendable, Hashable {
         id = file.description?.id ?? file.defaultID
         downloadPolicy = AssetPack.DownloadPolicy(file.description?.downloadPolicy ?? .onDemand)
         platforms = (file.description?.platforms ?? []).map(AssetPack.Platform.init)
+        version = file.description?.version
         usesZip64 = file.archive.usesZip64
         members = file.archive.entries.map {
             Member(path: $0.path, method: AssetMember.Method($0.method), size: $0.uncompressedSize,

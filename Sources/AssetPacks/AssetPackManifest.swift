@@ -19,6 +19,9 @@ import AssetSystem
 /// `downloadPolicy` holds exactly one of `essential`, `prefetch` (each with
 /// `installationEventTypes`) or `onDemand` (`{}`). A file selector may add
 /// `"compression": "stored"` or `"deflated"` to override the packager's choice.
+/// An optional `"version"` (a whole number from 1, an extension of Apple's
+/// format) is recorded in the pack and becomes its version in a catalog
+/// (`assetpack publish`).
 public struct AssetPackManifest: Sendable, Hashable {
     /// Selects files for a pack, relative to the manifest's root.
     public enum FileSelector: Sendable, Hashable {
@@ -43,17 +46,22 @@ public struct AssetPackManifest: Sendable, Hashable {
     public var downloadPolicy: AssetPack.DownloadPolicy
     public var fileSelectors: [FileSelector]
     public var platforms: [AssetPack.Platform]
+    /// The pack's version in a catalog, when the manifest gives one (1 to
+    /// 2^53 − 1); else `assetpack publish` numbers versions itself.
+    public var version: UInt64?
 
-    public init(assetPackID: String, downloadPolicy: AssetPack.DownloadPolicy, fileSelectors: [FileSelector], platforms: [AssetPack.Platform]) {
+    public init(assetPackID: String, downloadPolicy: AssetPack.DownloadPolicy, fileSelectors: [FileSelector],
+                platforms: [AssetPack.Platform], version: UInt64? = nil) {
         self.assetPackID = assetPackID
         self.downloadPolicy = downloadPolicy
         self.fileSelectors = fileSelectors
         self.platforms = platforms
+        self.version = version
     }
 
-    /// What the pack records about itself (ID, policy, platforms).
+    /// What the pack records about itself (ID, policy, platforms, version).
     var packDescription: PackDescription {
-        PackDescription(id: assetPackID, downloadPolicy: downloadPolicy.engine, platforms: platforms.map(\.engine))
+        PackDescription(id: assetPackID, downloadPolicy: downloadPolicy.engine, platforms: platforms.map(\.engine), version: version)
     }
 
     /// Reads and checks the manifest at `path`.
@@ -92,9 +100,9 @@ public struct AssetPackManifest: Sendable, Hashable {
                                           "not valid JSON: \(error.message)")
         }
         guard let object = root as? [String: Any] else { throw AssetPackError.manifest(path, reason: .invalidField, "must be a JSON object") }
-        let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
+        let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms", "version"]
         for key in object.keys.sorted() where !known.contains(key) {
-            throw bad(key, "unknown field (expected assetPackID, downloadPolicy, fileSelectors, platforms)")
+            throw bad(key, "unknown field (expected assetPackID, downloadPolicy, fileSelectors, platforms, version)")
         }
 
         guard let id = object["assetPackID"] else { throw bad("assetPackID", "is missing") }
@@ -117,7 +125,16 @@ public struct AssetPackManifest: Sendable, Hashable {
                 if !platforms.contains(p) { platforms.append(p) }
             }
         }
-        return AssetPackManifest(assetPackID: id, downloadPolicy: policy, fileSelectors: selectors, platforms: platforms)
+        var version: UInt64?
+        if let value = object["version"] {
+            // The plain text: `1.0` and `1e3` are integers to JSONNumber, not versions here.
+            guard let number = value as? JSONNumber, number.text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let v = number.uint64Value, v >= 1, v <= PackDescription.maximumVersion else {
+                throw bad("version", "must be a whole number from 1 to \(PackDescription.maximumVersion)")
+            }
+            version = v
+        }
+        return AssetPackManifest(assetPackID: id, downloadPolicy: policy, fileSelectors: selectors, platforms: platforms, version: version)
     }
 
     private static func parsePolicy(_ value: Any?, bad: (String, String) -> AssetPackError) throws(AssetPackError) -> AssetPack.DownloadPolicy {

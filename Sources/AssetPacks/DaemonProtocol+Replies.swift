@@ -50,7 +50,9 @@ enum DaemonReply {
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return failure(error.code, message: error.message)
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
+             .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused:
             return failure(.daemonFailed, message: error.message)
         }
         return failure(error.code, number: number, fields: fields, message: error.message)
@@ -162,7 +164,9 @@ enum DaemonReply {
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
-             .unsupportedURL, .daemonUnavailable, .symlinkInContainer:
+             .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
+             .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused:
             return .failure(.init("status \(status), which the daemon does not send"))
         }
         return .success(e)

@@ -1,17 +1,26 @@
 internal import AssetJSON
 
 /// What a pack says about itself: its ID, download policy and platforms — the
-/// part of its manifest that installing needs. `assetpack package` records it
-/// in the archive comment, so a pack file is self-describing.
+/// part of its manifest that installing needs — and the version its manifest
+/// gave, if any. `assetpack package` records it in the archive comment, so a
+/// pack file is self-describing.
 public struct PackDescription: Sendable, Hashable {
     public var id: String
     public var downloadPolicy: DownloadPolicy
     public var platforms: [Platform]
+    /// The manifest's `version` (an extension of Apple's format), which
+    /// `assetpack publish` puts in the catalog; `nil` when it gave none.
+    public var version: UInt64?
 
-    public init(id: String, downloadPolicy: DownloadPolicy, platforms: [Platform]) {
+    /// The largest version a manifest may give: 2^53 − 1, the largest
+    /// integer every JSON reader holds exactly.
+    public static let maximumVersion: UInt64 = (1 << 53) - 1
+
+    public init(id: String, downloadPolicy: DownloadPolicy, platforms: [Platform], version: UInt64? = nil) {
         self.id = id
         self.downloadPolicy = downloadPolicy
         self.platforms = platforms
+        self.version = version
     }
 
     /// The first line of an archive comment that records a description.
@@ -28,9 +37,12 @@ public struct PackDescription: Sendable, Hashable {
             let body: JSONValue = ["installationEventTypes": .array(downloadPolicy.installationEventTypes.map { .string($0.rawValue) })]
             policy = .object(JSONObject(uniqueKeysWithValues: [(downloadPolicy.name, body)]))
         }
-        let object: JSONValue = [
-            "assetPackID": .string(id), "downloadPolicy": policy, "platforms": .array(platforms.map { .string($0.rawValue) }),
+        var members: [(String, JSONValue)] = [
+            ("assetPackID", .string(id)), ("downloadPolicy", policy), ("platforms", .array(platforms.map { .string($0.rawValue) })),
         ]
+        // Only when given, so packs without a version keep their bytes.
+        if let version { members.append(("version", .number(JSONNumber(version)))) }
+        let object = JSONValue.object(JSONObject(uniqueKeysWithValues: members))
         return Array((Self.commentMarker + "\n").utf8) + object.encoded(sortedKeys: true)
     }
 
@@ -85,7 +97,15 @@ public struct PackDescription: Sendable, Hashable {
             guard let p = Platform(rawValue: name) else { throw bad("unknown platform '\(name)'") }
             platforms.append(p)
         }
-        return PackDescription(id: id, downloadPolicy: policy, platforms: platforms)
+        var version: UInt64?
+        if let value = object["version"] {
+            guard let n = value.numberValue, n.text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let v = n.uint64Value, v >= 1, v <= maximumVersion else {
+                throw bad("version must be a whole number from 1 to \(maximumVersion)")
+            }
+            version = v
+        }
+        return PackDescription(id: id, downloadPolicy: policy, platforms: platforms, version: version)
     }
 }
 

@@ -74,10 +74,11 @@ struct Arguments {
         if positionalValues.count < required {
             throw .usage("missing \(positionals[positionalValues.count].label)")
         }
-        if positionalValues.count > positionals.count {
+        if positionalValues.count > positionals.count, positionals.last?.isVariadic != true {
             throw .usage("unexpected argument '\(positionalValues[positionals.count])'")
         }
-        for (value, positional) in zip(positionalValues, positionals) {
+        for (index, value) in positionalValues.enumerated() {
+            let positional = positionals[min(index, positionals.count - 1)]
             try Self.check(value, against: positional.completion, naming: positional.label)
         }
     }
@@ -129,6 +130,15 @@ struct Arguments {
     func positional(_ positional: Positional) -> String {
         Swift.precondition(!positional.isOptional, "\(positional.label) is optional: use optionalPositional")
         return optionalPositional(positional)!
+    }
+
+    /// Every value of a variadic (last) positional, in order.
+    func positionals(_ positional: Positional) -> [String] {
+        Swift.precondition(positional.isVariadic, "\(positional.label) is not variadic: use positional(_:)")
+        guard let index = declaredPositionals.firstIndex(of: positional) else {
+            preconditionFailure("positional \(positional.label) read but not declared")
+        }
+        return Array(positionalValues.dropFirst(index))
     }
 
     /// A positional's value, or `nil` when an optional one was left out.

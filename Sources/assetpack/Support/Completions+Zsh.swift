@@ -47,7 +47,7 @@ extension Completions {
             out += "    _arguments"
             for option in command.acceptedOptions { out += " \\\n        " + zshSpec(option) }
             for positional in command.positionals {
-                let spec = (positional.isOptional ? "::" : ":") + zshEscape(positional.name) + ":" + zshAction(positional.completion)
+                let spec = (positional.isVariadic ? "*:" : positional.isOptional ? "::" : ":") + zshEscape(positional.name) + ":" + zshAction(positional.completion)
                 out += " \\\n        " + zshQuote(spec)
             }
             out += "\n}\n\n"

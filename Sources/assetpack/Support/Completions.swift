@@ -163,7 +163,7 @@ enum Completions {
         out += "    done\n"
         out += "    case $n in\n"
         for (index, positional) in command.positionals.enumerated() {
-            out += "        \(index)) \(bashReply(positional.completion)) ;;\n"
+            out += "        \(positional.isVariadic ? "*" : String(index))) \(bashReply(positional.completion)) ;;\n"
         }
         out += "    esac\n"
         out += "}\n\n"

@@ -70,7 +70,7 @@ enum ManPage {
 
     private static func synopsis(_ positional: Positional) -> String {
         let core = "\\fI\(escape(positional.name))\\fR"
-        return positional.isOptional ? "[\(core)]" : core
+        return (positional.isOptional ? "[\(core)]" : core) + (positional.isVariadic ? " ..." : "")
     }
 
     /// `.TP`, `\fB-o\fR, \fB--output\fR \fIpack\fR`, the help.

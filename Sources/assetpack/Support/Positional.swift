@@ -9,17 +9,20 @@ struct Positional: Sendable, Hashable {
     let isOptional: Bool
     /// What it is, for completion and checking.
     let completion: Completion
+    /// Whether it takes every remaining word (only the last positional may).
+    let isVariadic: Bool
 
-    init(_ name: String, help: String, optional: Bool = false, completion: Completion = .none) {
+    init(_ name: String, help: String, optional: Bool = false, completion: Completion = .none, variadic: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = optional
         self.completion = completion
+        self.isVariadic = variadic
     }
 
     /// `<pack>`.
     var label: String { "<\(name)>" }
 
     /// `<pack>` or `[<pack-id>]`, as in the USAGE line.
-    var synopsis: String { isOptional ? "[\(label)]" : label }
+    var synopsis: String { (isOptional ? "[\(label)]" : label) + (isVariadic ? " ..." : "") }
 }

@@ -1,0 +1,102 @@
+public import AssetStore
+internal import AssetJSON
+
+/// A published directory's `catalog.json`: what packs there are, in which
+/// version, and the size and SHA-256 a downloader must find.
+///
+/// ```json
+/// {"expires":"2026-12-08T09:30:00Z","format":1,
+///  "packs":[{"assetPackID":"Tutorial","downloadPolicy":{"prefetch":{"installationEventTypes":["firstInstallation"]}},
+///            "platforms":["linux"],"sha256":"…64 hex…","size":48213,"url":"Tutorial-0123456789ab.zip","version":3}],
+///  "published":"2026-12-01T09:30:00Z","sequence":17}
+/// ```
+///
+/// ``encoded()`` writes the same bytes for the same catalog (keys sorted,
+/// compact, one final newline); ``parse(_:path:)`` reads them back equal.
+public struct Catalog: Sendable, Hashable {
+    /// The format this version writes and reads.
+    public static let format = 1
+    /// The largest sequence number, size and version: 2^53 − 1, the largest
+    /// integer every JSON reader holds exactly.
+    public static let maximumInteger: UInt64 = (1 << 53) - 1
+
+    /// One pack of the catalog.
+    public struct Entry: Sendable, Hashable {
+        public var id: String
+        /// Grows with the pack's content; compared as a number.
+        public var version: UInt64
+        /// The pack file's size in bytes.
+        public var size: UInt64
+        /// The pack file's SHA-256, 64 lowercase hex digits.
+        public var sha256: String
+        public var downloadPolicy: DownloadPolicy
+        public var platforms: [Platform]
+        /// Relative to the catalog's URL (`Tutorial-0123456789ab.zip`), or
+        /// absolute `http://` / `https://`.
+        public var url: String
+
+        public init(id: String, version: UInt64, size: UInt64, sha256: String, downloadPolicy: DownloadPolicy,
+                    platforms: [Platform], url: String) {
+            self.id = id
+            self.version = version
+            self.size = size
+            self.sha256 = sha256
+            self.downloadPolicy = downloadPolicy
+            self.platforms = platforms
+            self.url = url
+        }
+    }
+
+    /// Grows with every publish; a client refuses a lower one.
+    public var sequence: UInt64
+    public var published: CatalogTime
+    /// After this, clients refuse the catalog; `nil`: never.
+    public var expires: CatalogTime?
+    /// The packs, as the catalog lists them (``Publisher`` sorts by ID).
+    public var packs: [Entry]
+
+    public init(sequence: UInt64, published: CatalogTime, expires: CatalogTime?, packs: [Entry]) {
+        self.sequence = sequence
+        self.published = published
+        self.expires = expires
+        self.packs = packs
+    }
+
+    /// The entry for `id`.
+    public func entry(withID id: String) -> Entry? { packs.first { $0.id == id } }
+
+    /// The catalog's JSON: compact, keys sorted, a final newline.
+    public func encoded() -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("format", .number(JSONNumber(Int64(Self.format)))),
+            ("sequence", .number(JSONNumber(sequence))),
+            ("published", .string(published.description)),
+            ("packs", .array(packs.map(\.json))),
+        ]
+        if let expires { members.append(("expires", .string(expires.description))) }
+        return JSONValue.object(JSONObject(uniqueKeysWithValues: members)).encoded(sortedKeys: true) + [0x0a]
+    }
+}
+
+extension Catalog.Entry {
+    var json: JSONValue {
+        [
+            "assetPackID": .string(id), "version": .number(JSONNumber(version)), "size": .number(JSONNumber(size)),
+            "sha256": .string(sha256), "downloadPolicy": downloadPolicy.json,
+            "platforms": .array(platforms.map { .string($0.rawValue) }), "url": .string(url),
+        ]
+    }
+}
+
+extension DownloadPolicy {
+    /// Apple's `downloadPolicy` object: `{"prefetch":{"installationEventTypes":[…]}}` or `{"onDemand":{}}`.
+    var json: JSONValue {
+        switch self {
+        case .onDemand:
+            return ["onDemand": [:]]
+        case .essential, .prefetch:
+            let body: JSONValue = ["installationEventTypes": .array(installationEventTypes.map { .string($0.rawValue) })]
+            return .object(JSONObject(uniqueKeysWithValues: [(name, body)]))
+        }
+    }
+}

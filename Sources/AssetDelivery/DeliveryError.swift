@@ -1,0 +1,143 @@
+public import AssetStore
+public import AssetSystem
+
+/// Every error of catalogs, keys, signatures, trust state and publishing.
+/// Each case names the file or URL it concerns (`path`) and carries a
+/// matchable reason; `description` is one line a person can act on.
+///
+/// The public module turns these into `AssetPackError` with stable codes.
+public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The catalog is not one: bad JSON, a missing, ill-typed or out-of-range
+    /// field (`field` names it: `packs[2].sha256`), `detail` says what.
+    case invalidCatalog(path: String, field: String?, problem: CatalogProblem, detail: String)
+    /// The catalog's `format` is not one this version reads.
+    case unsupportedCatalogFormat(path: String, format: String)
+    /// A key is required and the catalog has no signature.
+    case catalogUnsigned(path: String)
+    /// The catalog is signed, but not by the configured key: `expected` is
+    /// its key ID, `found` the signature's.
+    case catalogKeyMismatch(path: String, expected: String, found: [String])
+    /// The signature file is malformed, or its signature does not verify
+    /// over the catalog's bytes (the catalog or the signature was altered).
+    case catalogSignatureInvalid(path: String, problem: SignatureProblem)
+    /// The catalog is older than one already accepted from this source and
+    /// key, or has the same sequence number with other bytes.
+    case catalogRollback(path: String, accepted: UInt64, offered: UInt64, problem: RollbackProblem)
+    /// The catalog's `expires` time has passed.
+    case catalogExpired(path: String, expires: CatalogTime, now: CatalogTime)
+    /// A key file (or key text) is malformed.
+    case invalidKey(path: String, problem: KeyProblem, detail: String)
+    /// The persisted trust state is damaged; the verifier refuses to guess.
+    case invalidTrustState(path: String, detail: String)
+    /// `publish` refused: `pack` is the pack (ID or file) it concerns.
+    case publishRefused(path: String, pack: String?, problem: PublishProblem, detail: String)
+    /// An error of the storage engine (pack validation, locks).
+    case store(StoreError)
+    /// A system call failed.
+    case system(Errno)
+
+    /// What is wrong with a catalog.
+    public enum CatalogProblem: Sendable, Equatable {
+        /// Not strict JSON (`detail` has the line and column).
+        case notJSON
+        /// A required field is absent.
+        case missingField
+        /// A field has the wrong JSON type.
+        case wrongType
+        /// `sequence` is not a whole number from 0 to 2^53 − 1.
+        case badSequence
+        /// A `sha256` is not 64 lowercase hex digits.
+        case badSHA256
+        /// A `size` is not a whole number from 0 to 2^53 − 1.
+        case badSize
+        /// A `version` is not a whole number from 1 to 2^53 − 1.
+        case badVersion
+        /// Two entries have one ID.
+        case duplicatePackID
+        /// An entry's ID breaks the pack-ID rules.
+        case invalidPackID
+        /// A URL is neither a relative path inside the catalog's directory
+        /// nor `http://` / `https://`.
+        case badURL
+        /// A time is not RFC 3339 UTC (`2026-12-01T09:30:00Z`).
+        case badTimestamp
+        /// A download policy, event type or platform is not one of the
+        /// manifest vocabulary's.
+        case badValue
+    }
+
+    /// What is wrong with a signature.
+    public enum SignatureProblem: Sendable, Equatable {
+        /// The signature file is not lines of `ed25519 <key ID> <base64>`.
+        case malformed
+        /// A signature by the key does not verify over the catalog's bytes.
+        case mismatch
+    }
+
+    /// How an offered catalog goes back.
+    public enum RollbackProblem: Sendable, Equatable {
+        /// Its sequence number is lower than the accepted one.
+        case olderSequence
+        /// Its sequence number is the accepted one, its bytes are not.
+        case sequenceReused
+    }
+
+    /// What is wrong with a key.
+    public enum KeyProblem: Sendable, Equatable {
+        /// Not a PKCS#8 PEM Ed25519 private key.
+        case malformedPrivateKey
+        /// Not `ed25519:` and the base64 of 32 bytes.
+        case malformedPublicKey
+    }
+
+    /// Why a publish is refused.
+    public enum PublishProblem: Sendable, Equatable {
+        /// The pack's version is lower than the catalog's.
+        case versionBackwards
+        /// The pack's version is the catalog's, its content is not.
+        case versionReused
+        /// Two packs of this publish have one ID.
+        case duplicatePackID
+        /// The directory's catalog is signed by another key than the one given.
+        case signedByOtherKey
+        /// The directory's catalog is signed and no key was given.
+        case signatureRequired
+        /// A pack changed while it was copied.
+        case packChanged
+        /// The base URL or expiry given is unusable.
+        case badArgument
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidCatalog(let path, let field, _, let detail):
+            return "\(path): invalid catalog: " + (field.map { "\($0): " } ?? "") + detail
+        case .unsupportedCatalogFormat(let path, let format):
+            return "\(path): catalog format \(format) is not supported (this version reads format \(Catalog.format))"
+        case .catalogUnsigned(let path):
+            return "\(path): the catalog is not signed, and a signature by the configured key is required"
+        case .catalogKeyMismatch(let path, let expected, let found):
+            return "\(path): the catalog is signed by another key (\(found.joined(separator: ", "))), not by the configured key \(expected)"
+        case .catalogSignatureInvalid(let path, .malformed):
+            return "\(path): the signature file is malformed (expected lines of 'ed25519 <key ID> <base64 signature>')"
+        case .catalogSignatureInvalid(let path, .mismatch):
+            return "\(path): the signature does not verify: the catalog or its signature was altered"
+        case .catalogRollback(let path, let accepted, let offered, .olderSequence):
+            return "\(path): catalog sequence \(offered) is older than the accepted \(accepted): refused as a rollback"
+        case .catalogRollback(let path, let accepted, _, .sequenceReused):
+            return "\(path): catalog sequence \(accepted) was already accepted with other contents: refused"
+        case .catalogExpired(let path, let expires, let now):
+            return "\(path): the catalog expired at \(expires) (now \(now))"
+        case .invalidKey(let path, _, let detail):
+            return "\(path): \(detail)"
+        case .invalidTrustState(let path, let detail):
+            return "\(path): damaged trust state: \(detail)"
+        case .publishRefused(let path, let pack, _, let detail):
+            return "publish to \(path) refused: " + (pack.map { "\($0): " } ?? "") + detail
+        case .store(let e):
+            return e.description
+        case .system(let e):
+            return e.description
+        }
+    }
+}

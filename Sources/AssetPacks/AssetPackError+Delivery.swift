@@ -1,0 +1,89 @@
+import AssetDelivery
+
+// How catalog, key, trust and publishing errors become the public one.
+// Every switch is exhaustive, so a new case cannot reach a user without a code.
+
+extension AssetPackError {
+    /// The public form of a delivery error.
+    init(_ error: DeliveryError) {
+        let message = error.description
+        switch error {
+        case .invalidCatalog(let path, let field, let problem, _):
+            self.init(.invalidCatalog, reason: Reason(problem), path: path, field: field, message: message)
+        case .unsupportedCatalogFormat(let path, _):
+            self.init(.unsupportedCatalogFormat, path: path, message: message)
+        case .catalogUnsigned(let path):
+            self.init(.catalogUnsigned, path: path, message: message)
+        case .catalogKeyMismatch(let path, _, _):
+            self.init(.catalogKeyMismatch, path: path, message: message)
+        case .catalogSignatureInvalid(let path, let problem):
+            let reason: Reason
+            switch problem {
+            case .malformed: reason = .malformedSignature
+            case .mismatch: reason = .signatureMismatch
+            }
+            self.init(.catalogSignatureInvalid, reason: reason, path: path, message: message)
+        case .catalogRollback(let path, _, _, let problem):
+            let reason: Reason
+            switch problem {
+            case .olderSequence: reason = .olderSequence
+            case .sequenceReused: reason = .sequenceReused
+            }
+            self.init(.catalogRollback, reason: reason, path: path, message: message)
+        case .catalogExpired(let path, _, _):
+            self.init(.catalogExpired, path: path, message: message)
+        case .invalidKey(let path, let problem, _):
+            let reason: Reason
+            switch problem {
+            case .malformedPrivateKey: reason = .malformedPrivateKey
+            case .malformedPublicKey: reason = .malformedPublicKey
+            }
+            self.init(.invalidKey, reason: reason, path: path, message: message)
+        case .invalidTrustState(let path, _):
+            self.init(.invalidTrustState, path: path, message: message)
+        case .publishRefused(let path, let pack, let problem, _):
+            self.init(.publishRefused, reason: Reason(problem), pack: pack, path: path, message: message)
+        case .store(let e):
+            self.init(e)
+        case .system(let e):
+            self.init(e)
+        }
+    }
+}
+
+extension AssetPackError.Reason {
+    init(_ problem: DeliveryError.CatalogProblem) {
+        switch problem {
+        case .notJSON: self = .catalogNotJSON
+        case .missingField: self = .catalogMissingField
+        case .wrongType: self = .catalogWrongType
+        case .badSequence: self = .catalogBadSequence
+        case .badSHA256: self = .catalogBadSHA256
+        case .badSize: self = .catalogBadSize
+        case .badVersion: self = .catalogBadVersion
+        case .duplicatePackID: self = .catalogDuplicatePack
+        case .invalidPackID: self = .catalogInvalidPackID
+        case .badURL: self = .catalogBadURL
+        case .badTimestamp: self = .catalogBadTimestamp
+        case .badValue: self = .catalogBadValue
+        }
+    }
+
+    init(_ problem: DeliveryError.PublishProblem) {
+        switch problem {
+        case .versionBackwards: self = .versionBackwards
+        case .versionReused: self = .versionReused
+        case .duplicatePackID: self = .duplicatePackInPublish
+        case .signedByOtherKey: self = .signedByOtherKey
+        case .signatureRequired: self = .signatureRequired
+        case .packChanged: self = .packChanged
+        case .badArgument: self = .badPublishArgument
+        }
+    }
+}
+
+/// Runs a delivery call and reports its error in public terms.
+@inline(__always)
+func delivery<T>(_ body: () throws(DeliveryError) -> T) throws(AssetPackError) -> T {
+    do { return try body() } catch { throw AssetPackError(error) }
+}
