@@ -5,7 +5,7 @@ import AssetDelivery
 
 extension AssetPackError {
     /// The public form of a delivery error.
-    init(_ error: DeliveryError) {
+    init(delivery error: DeliveryError) {
         let message = error.description
         switch error {
         case .invalidCatalog(let path, let field, let problem, _):
@@ -85,5 +85,5 @@ extension AssetPackError.Reason {
 /// Runs a delivery call and reports its error in public terms.
 @inline(__always)
 func delivery<T>(_ body: () throws(DeliveryError) -> T) throws(AssetPackError) -> T {
-    do { return try body() } catch { throw AssetPackError(error) }
+    do { return try body() } catch { throw AssetPackError(delivery: error) }
 }
