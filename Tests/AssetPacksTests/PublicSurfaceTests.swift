@@ -40,12 +40,25 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .unsupportedSchema: 21, .unsupportedURL: 22, .daemonUnavailable: 23, .limitExceeded: 24, .symlinkInContainer: 25,
             .peerNotAllowed: 64, .malformedRequest: 65, .requestTooLarge: 66, .unsupportedVersion: 67,
             .daemonBusy: 68, .daemonFailed: 69,
+            .invalidCatalog: 32, .unsupportedCatalogFormat: 33, .catalogUnsigned: 34, .catalogKeyMismatch: 35,
+            .catalogSignatureInvalid: 36, .catalogRollback: 37, .catalogExpired: 38, .invalidKey: 39,
+            .invalidTrustState: 40, .publishRefused: 41,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
         for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }
         #expect(Set(AssetPackError.Reason.allCases.map(\.rawValue)).count == AssetPackError.Reason.allCases.count)
         let limitReasons: [AssetPackError.Reason: Int32] = [.memberTooLarge: 600, .compressionRatioTooHigh: 601, .packTooLarge: 602]
         for (reason, value) in limitReasons { #expect(reason.rawValue == value, "\(reason)") }
+        let deliveryReasons: [AssetPackError.Reason: Int32] = [
+            .catalogNotJSON: 700, .catalogMissingField: 701, .catalogWrongType: 702, .catalogBadSequence: 703,
+            .catalogBadSHA256: 704, .catalogBadSize: 705, .catalogBadVersion: 706, .catalogDuplicatePack: 707,
+            .catalogInvalidPackID: 708, .catalogBadURL: 709, .catalogBadTimestamp: 710, .catalogBadValue: 711,
+            .malformedSignature: 800, .signatureMismatch: 801, .olderSequence: 810, .sequenceReused: 811,
+            .malformedPrivateKey: 820, .malformedPublicKey: 821, .versionBackwards: 830, .versionReused: 831,
+            .duplicatePackInPublish: 832, .signedByOtherKey: 833, .signatureRequired: 834, .packChanged: 835,
+            .badPublishArgument: 836,
+        ]
+        for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }
 
     @Test func errorsReadAsOneLineEverywhere() throws {

@@ -151,6 +151,43 @@ check(steps.value > 0, "progress reported")
 check(AssetPackError.Code.allCases.count == Set(AssetPackError.Code.allCases.map(\.rawValue)).count, "codes are unique")
 let progress = AssetPackProgress(phase: .copying, unit: .bytes, completed: 1, total: 2)
 check(progress.fraction == 0.5, "progress fraction")
+// Keys, publishing, catalogs and the client's trust checks.
+let signingKey = try AssetPackSigningKey.generate()
+try signingKey.write(privateKeyTo: work + "/k.key", publicKeyTo: work + "/k.pub")
+let publicKey = try AssetPackPublicKey.load(path: work + "/k.pub")
+let reread = try AssetPackPublicKey(publicKey.description)
+check(publicKey == signingKey.publicKey && reread == publicKey, "public key text")
+let reloaded = try AssetPackSigningKey.load(path: work + "/k.key")
+check(publicKey.keyID.count == 16 && reloaded.publicKey == publicKey, "key files")
+expectError(.invalidKey, "bad public key") { _ = try AssetPackPublicKey("ed25519:nope") }
+let published = try AssetPackPublisher.publish(packsAt: [work + "/Consumer.zip"], to: work + "/site",
+                                               options: AssetPackPublisher.Options(signingKey: signingKey, expires: Date().addingTimeInterval(3600)))
+check(published.changes.map(\.kind) == [.published] && published.catalog.sequence == 1, "publish")
+let entry = published.catalog.entry(withID: "com.example.Consumer")
+check(entry?.version == 1 && entry?.sha256 == inspected.sha256 && entry?.size == inspected.size, "catalog entry")
+check(entry?.url(relativeTo: URL(string: "https://cdn.example.com/site/catalog.json")!)?.absoluteString
+      == "https://cdn.example.com/site/" + (entry?.url ?? ""), "entry URL resolves against the catalog's")
+let findings = try AssetPackPublisher.verifyPublished(at: work + "/site", publicKey: publicKey)
+check(findings.isEmpty, "verify-published clean: \(findings)")
+let catalogBytes = try Data(contentsOf: URL(fileURLWithPath: work + "/site/catalog.json"))
+let signatureBytes = try Data(contentsOf: URL(fileURLWithPath: work + "/site/catalog.json.sig"))
+let parsedCatalog = try AssetPackCatalog.parse(catalogBytes, source: "catalog.json")
+check(parsedCatalog == published.catalog, "catalog parses")
+check(published.catalog.encoded() == catalogBytes && AssetPackCatalog.format == 1, "catalog encodes to its bytes")
+let verifier = AssetPackCatalogVerifier(publicKey: publicKey, container: container)
+let accepted = try verifier.accept(catalog: catalogBytes, signature: signatureBytes, source: "https://cdn.example.com/site/catalog.json")
+check(accepted == published.catalog, "verifier accepts")
+let sequence = try verifier.acceptedSequence(source: "https://cdn.example.com/site/catalog.json")
+check(sequence == 1, "accepted sequence")
+expectError(.catalogUnsigned, "unsigned") { _ = try verifier.accept(catalog: catalogBytes, signature: nil, source: "s") }
+let older = AssetPackCatalog(sequence: 0, published: Date(), expires: nil, packs: [])
+expectError(.catalogRollback, "rollback") {
+    _ = try verifier.accept(catalog: older.encoded(), signature: signingKey.signature(for: older.encoded()),
+                            source: "https://cdn.example.com/site/catalog.json")
+}
+expectError(.invalidCatalog, "bad catalog") { _ = try AssetPackCatalog.parse(Data("{}".utf8), source: "c") }
+check(AssetPackCatalogVerifier(publicKey: nil, stateDirectory: work + "/trust").publicKey == nil, "keyless verifier")
+
 print("public API: ok")
 
 final class LockedCount: @unchecked Sendable {
