@@ -64,6 +64,14 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["completions", "ksh"], message: "<shell> must be one of bash, zsh, fish, not 'ksh'"),
         Surface(name: "manpage", options: [],
                 refused: ["manpage", "extra"], message: "unexpected argument 'extra'"),
+        Surface(name: "keygen", options: ["-o, --out <name>", "--json"],
+                refused: ["keygen"], message: "missing --out <name>"),
+        Surface(name: "publish", options: ["--to <dir>", "--sign <key>", "--base-url <url>", "--prune",
+                                           "--expires <duration|time>", "--json"], arguments: ["<pack>"],
+                refused: ["publish", "a.zip", "--expires", "soon", "--to", "d"],
+                message: "'--expires' needs a duration (30m, 12h, 7d, 2w) or an RFC 3339 time, not 'soon'"),
+        Surface(name: "verify-published", options: ["--key <pubkey>", "--json"], arguments: ["<dir>"],
+                refused: ["verify-published"], message: "missing <dir>"),
     ]
 }
 

@@ -47,7 +47,7 @@ func onPath(_ program: String) -> Bool {
         #expect(try bashComplete(["ls", "--container", ""], in: s.path) == ["dir"])
         #expect(try bashComplete(["package", "-o", "p"], in: s.path) == ["pack.zip"])
         #expect(try bashComplete(["completions", ""], in: s.path) == ["bash", "fish", "zsh"])
-        #expect(try bashComplete(["help", "ver"], in: s.path) == ["verify"])
+        #expect(try bashComplete(["help", "ver"], in: s.path) == ["verify", "verify-published"])
         #expect(try bashComplete(["daemon", "--socket-group", "roo"], in: s.path).contains("root"))
         // A free value (a pack ID) gets no file names.
         #expect(try bashComplete(["install", "--id", ""], in: s.path) == [])
