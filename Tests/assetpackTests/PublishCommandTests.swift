@@ -106,6 +106,12 @@ import TestSupport
         // The signature file carries the new catalog's signature and the previous one's.
         #expect(try String(decoding: s.dir.read("out/catalog.json.sig"), as: UTF8.self).split(separator: "\n").count == 2)
         #expect(try CLI.assetpack(["verify-published", s.out, "--key", s.pub]).status == 0)
+        let json = try s.publish([pack, "--sign", s.key, "--json"])
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        #expect(object?["sequence"] as? Int == 3)
+        #expect((object?["signedBy"] as? String)?.count == 16)
+        let change = (object?["changes"] as? [[String: Any]])?.first
+        #expect(change?["change"] as? String == "unchanged" && change?["pack"] as? String == "Tutorial" && change?["version"] as? Int == 1)
     }
 
     @Test func aNewVersionKeepsTheOldFileUntilPrune() throws {
