@@ -26,7 +26,7 @@ public struct AssetPackCatalogVerifier: Sendable {
 
     /// A verifier that keeps its state in the container (`<container>/trust/`).
     public init(publicKey: AssetPackPublicKey?, container: AssetPackManager.Container) {
-        self.init(publicKey: publicKey, stateDirectory: container.path + "/trust")
+        self.init(publicKey: publicKey, stateDirectory: container.engine.trustPath)
     }
 
     /// A verifier that keeps its state in `stateDirectory` (made if missing).

@@ -50,6 +50,8 @@ public struct GroupContainer: Sendable, Hashable {
     public var stagingPath: String { path + "/staging" }
     public var cachePath: String { path + "/cache" }
     public var locksPath: String { path + "/locks" }
+    /// The accepted catalogs' sequence numbers (AssetDelivery's trust state).
+    public var trustPath: String { path + "/trust" }
     public var daemonSocketPath: String { path + "/daemon.sock" }
     public var containerLockPath: String { locksPath + "/container.lock" }
     /// The lock the descriptor daemon holds for its life.
