@@ -1,4 +1,5 @@
 internal import AssetJSON
+import AssetArchive
 import AssetStore
 
 extension Catalog {
@@ -91,7 +92,7 @@ private struct FieldReader {
         }
         guard let text = value.stringValue else { throw bad(key, .wrongType, "must be a string") }
         guard let time = CatalogTime(rfc3339: text) else {
-            throw bad(key, .badTimestamp, "'\(text)' is not an RFC 3339 UTC time (2026-12-01T09:30:00Z)")
+            throw bad(key, .badTimestamp, "'\(MemberPath.escapingControlCharacters(text))' is not an RFC 3339 UTC time (2026-12-01T09:30:00Z)")
         }
         return time
     }
@@ -100,7 +101,8 @@ private struct FieldReader {
         guard let object = item.objectValue else { throw bad("", .wrongType, "must be an object") }
         let id = try string(object, "assetPackID")
         do { try PackID.validate(id) } catch {
-            throw bad("assetPackID", .invalidPackID, error.description)
+            let why = if case .invalidPackID(_, let reason) = error { reason.text } else { error.description }
+            throw bad("assetPackID", .invalidPackID, "'\(MemberPath.escapingControlCharacters(id))': \(why)")
         }
         guard let version = try integer(object, "version", .badVersion, from: 1) else {
             throw bad("version", .missingField, "is missing")
@@ -122,7 +124,9 @@ private struct FieldReader {
             }
         }
         let url = try string(object, "url")
-        if let problem = CatalogURL.problem(url) { throw bad("url", .badURL, "'\(url)' \(problem)") }
+        if let problem = CatalogURL.problem(url) {
+            throw bad("url", .badURL, "'\(MemberPath.escapingControlCharacters(url))' \(problem)")
+        }
         return Catalog.Entry(id: id, version: version, size: size, sha256: sha256, downloadPolicy: policy,
                              platforms: platforms, url: url)
     }

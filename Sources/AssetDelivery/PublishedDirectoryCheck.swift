@@ -84,7 +84,8 @@ public enum PublishedDirectoryCheck {
             if let problem = problem(of: entry, in: anchor, directory: directory) { error(entry.url, entry.id, problem) }
         }
         for name in FileSystem.names(in: anchor).sorted() where !named.contains(name) {
-            findings.append(Finding(severity: .warning, file: name, pack: nil, message: "stray file: the catalog does not name it"))
+            findings.append(Finding(severity: .warning, file: MemberPath.escapingControlCharacters(name), pack: nil,
+                                    message: "stray file: the catalog does not name it"))
         }
         return Report(catalog: catalog, findings: findings)
     }

@@ -111,6 +111,17 @@ import AssetStore
         #expect(found?.1 == field)
     }
 
+    @Test func messagesStayOnOneLine() {
+        for entry in [["url": #""a\nb.zip""#], ["assetPackID": #""a\u001b[2Jb""#]] {
+            #expect {
+                try Catalog.parse(Self.json(entry: entry), path: "c.json")
+            } throws: { error in
+                let text = (error as? DeliveryError)?.description ?? "\n"
+                return !text.contains("\n") && !text.contains("\u{1b}")
+            }
+        }
+    }
+
     @Test func refusesDuplicatePackIDs() throws {
         let one = try Catalog.parse(Self.json(), path: "c.json").packs[0]
         let twice = Catalog(sequence: 1, published: CatalogTime(seconds: 0), expires: nil, packs: [one, one]).encoded()
