@@ -136,7 +136,12 @@ public enum Publisher {
             changes.append(Change(kind: changed ? .published : .unchanged, pack: pack.id, version: version, file: name))
         }
 
-        let catalog = Catalog(sequence: (previous.catalog?.sequence ?? 0) + 1, published: options.now,
+        let sequence = (previous.catalog?.sequence ?? 0) + 1
+        guard sequence <= Catalog.maximumInteger else {
+            throw .publishRefused(path: directory, pack: nil, problem: .badArgument,
+                                  detail: "the catalog's sequence number is the largest a catalog can hold")
+        }
+        let catalog = Catalog(sequence: sequence, published: options.now,
                               expires: options.expires, packs: entries.values.sorted { $0.id < $1.id })
         let bytes = catalog.encoded()
         do {
@@ -198,7 +203,12 @@ public enum Publisher {
         let same = old?.sha256 == pack.sha256
         guard let recorded = pack.description?.version else {
             guard let old else { return (1, true) }
-            return same ? (old.version, false) : (old.version + 1, true)
+            if same { return (old.version, false) }
+            guard old.version < Catalog.maximumInteger else {
+                throw .publishRefused(path: directory, pack: pack.id, problem: .versionReused,
+                                      detail: "the catalog's version \(old.version) is the largest a catalog can hold")
+            }
+            return (old.version + 1, true)
         }
         guard let old else { return (recorded, true) }
         if recorded < old.version {

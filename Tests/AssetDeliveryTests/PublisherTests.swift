@@ -80,6 +80,26 @@ import TestSupport
         }
     }
 
+    @Test func numbersAtTheirLargestAreRefusedNotWrapped() throws {
+        let p = try pack("A", "a")
+        let entry = Catalog.Entry(id: "A", version: Catalog.maximumInteger, size: 1, sha256: String(repeating: "0", count: 64),
+                                  downloadPolicy: .onDemand, platforms: [], url: "A-000000000000.zip")
+        try dir.write("site/catalog.json", Catalog(sequence: 3, published: now, expires: nil, packs: [entry]).encoded())
+        #expect {
+            try publish([p])
+        } throws: { error in
+            guard case .publishRefused(_, "A", .versionReused, _) = error as? DeliveryError else { return false }
+            return true
+        }
+        try dir.write("site/catalog.json", Catalog(sequence: Catalog.maximumInteger, published: now, expires: nil, packs: []).encoded())
+        #expect {
+            try publish([p])
+        } throws: { error in
+            guard case .publishRefused(_, nil, .badArgument, _) = error as? DeliveryError else { return false }
+            return true
+        }
+    }
+
     @Test func contentNamesAreRecognised() {
         #expect(Publisher.packID(ofContentName: "com.example-x-0123456789ab.zip") == "com.example-x")
         for name in ["A-0123456789AB.zip", "A-0123456789a.zip", "-0123456789ab.zip", "A-0123456789ab.zip.tmp", "A_0123456789ab.zip",
