@@ -151,6 +151,19 @@ import TestSupport
         }
     }
 
+    @Test func aRecordOfAnotherSourceUnderThisOnesNameIsRefused() throws {
+        let (v5, s5) = signed(5)
+        _ = try verifier().accept(catalog: v5, signature: s5, source: source, now: now)
+        let first = try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".json") })
+        _ = try verifier().accept(catalog: v5, signature: s5, source: "mirror", now: now)
+        let second = try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".json") && $0 != first })
+        try FileManager.default.removeItem(atPath: state + "/" + second)
+        try FileManager.default.copyItem(atPath: state + "/" + first, toPath: state + "/" + second)
+        #expect(throws: DeliveryError.invalidTrustState(path: state + "/" + second, detail: "it records another key or source")) {
+            try verifier().accept(catalog: v5, signature: s5, source: "mirror", now: now)
+        }
+    }
+
     @Test func aSignatureFileWithThePreviousCatalogsLineStillVerifiesTheOldCatalog() throws {
         let (old, oldSig) = signed(1)
         let (new, newSig) = signed(2)
