@@ -39,7 +39,9 @@ let package = Package(
         .executableTarget(
             name: "assetpack-bench",
             dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem",
-                           "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate"],
+                           "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate",
+                           // nginx and `assetpack serve` as processes, curl as their client.
+                           "TestSupport"],
             path: "Benchmarks/assetpack-bench"),
 
         // What the test targets share: temporary directories, running other

@@ -47,6 +47,7 @@ enum Scenarios {
         Scenario("download", "downloading packs from a local HTTP server, against `curl` on the same files",
                  pending: "the downloader (delivery issue) does not exist yet"),
         VerifyDeepScenario.scenario,
+        ServeScenario.scenario,
     ]
 
     /// Measured cases that wait for code that does not exist yet.

@@ -1,0 +1,144 @@
+import Foundation
+
+/// The repository's root directory (where `Package.swift` is), found from
+/// this file's path.
+package let repositoryRoot: String = #filePath.components(separatedBy: "/Tests/TestSupport/")[0]
+
+/// A free TCP port on 127.0.0.1 at the time of the call: bound to port 0,
+/// read back, closed. Another process may take it before the caller binds
+/// it; callers that start servers on it retry.
+package func freeLoopbackPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+            guard bind(fd, pointer, length) == 0 else { return -1 }
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    guard bound == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+package func acceptsConnections(port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = port.bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+/// nginx (Debian's `nginx-light`, installed by `scripts/bootstrap`) serving
+/// one directory on 127.0.0.1 with the project's shipped configuration,
+/// `contrib/nginx/assetpacks.locations.conf`, included as it is — so the
+/// tests test the file users copy. Stopped (and waited for) by ``stop()``
+/// or when the value goes away.
+package final class NginxHost: @unchecked Sendable {
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    package let baseURL: String
+    package let port: UInt16
+    /// Where nginx's configuration, pid file, logs and temporary files are.
+    package let runDirectory: TemporaryDirectory
+    private let process: Process
+
+    /// The nginx binary: on `PATH`, else Debian's `/usr/sbin/nginx`.
+    package static var binary: String? {
+        Program.find("nginx") ?? (FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") ? "/usr/sbin/nginx" : nil)
+    }
+
+    package struct Unavailable: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Starts nginx serving `root`.
+    ///
+    /// Always a master process and `workers` workers, as in production:
+    /// nginx's single-process mode keeps the signal mask it inherits, and a
+    /// test runner's child inherits one that blocks SIGTERM.
+    ///
+    /// - Parameter extra: directives added to the `server` block.
+    package init(root: String, workers: Int = 1, extra: String = "") throws {
+        guard let nginx = Self.binary else {
+            throw Unavailable(description: "nginx is not installed (scripts/bootstrap installs nginx-light)")
+        }
+        let run = TemporaryDirectory("assetpacks-nginx")
+        let locations = repositoryRoot + "/contrib/nginx/assetpacks.locations.conf"
+        var lastError = ""
+        for _ in 0..<20 {
+            let port = try freeLoopbackPort()
+            let r = run.path
+            // As root, workers would switch to `nobody`, who cannot read a
+            // test's private temporary directory: keep the caller's user.
+            let user = getuid() == 0 ? "user root root;" : ""
+            let configuration = """
+                \(user)
+                worker_processes \(max(workers, 1));
+                daemon off;
+                pid \(r)/nginx.pid;
+                error_log \(r)/error.log warn;
+                events { worker_connections 4096; }
+                http {
+                    include /etc/nginx/mime.types;
+                    access_log \(r)/access.log;
+                    client_body_temp_path \(r)/body;
+                    proxy_temp_path \(r)/proxy;
+                    fastcgi_temp_path \(r)/fastcgi;
+                    uwsgi_temp_path \(r)/uwsgi;
+                    scgi_temp_path \(r)/scgi;
+                    server {
+                        listen 127.0.0.1:\(port);
+                        root \(root);
+                        include \(locations);
+                        \(extra)
+                    }
+                }
+                """
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: run.file("nginx.conf")))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: nginx)
+            process.arguments = ["-p", r, "-c", run.file("nginx.conf"), "-e", run.file("error.log")]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && !acceptsConnections(port: port) && Date() < deadline {
+                usleep(10_000)
+            }
+            if process.isRunning && acceptsConnections(port: port) {
+                self.port = port
+                self.baseURL = "http://127.0.0.1:\(port)"
+                self.runDirectory = run
+                self.process = process
+                return
+            }
+            ServeHost.end(process)
+            lastError = (try? String(contentsOfFile: run.file("error.log"), encoding: .utf8)) ?? ""
+            // Another process took the port between the probe and nginx: again.
+            guard lastError.contains("Address already in use") else { break }
+        }
+        throw Unavailable(description: "nginx did not start: \(lastError)")
+    }
+
+    /// What nginx wrote to its error log so far.
+    package var errorLog: String { (try? String(contentsOfFile: runDirectory.file("error.log"), encoding: .utf8)) ?? "" }
+
+    /// Stops nginx (SIGTERM, fast shutdown; SIGKILL if it is still there
+    /// after 20 s) and waits for it to exit.
+    package func stop() { ServeHost.end(process) }
+
+    deinit { stop() }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// `assetpack serve DIR --port 0 [flags]` run as a real process: the URL it
+/// prints once listening, its access log (standard error, in a file), and
+/// SIGTERM when stopped or when the value goes away.
+package final class ServeHost: @unchecked Sendable {
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    package let baseURL: String
+    package let port: UInt16
+    private let process: Process
+    private let logDirectory: TemporaryDirectory
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Starts `executable` (default: this package's built `assetpack`)
+    /// serving `root` with `arguments` added after the directory.
+    package init(root: String, _ arguments: [String] = [], executable: String = Program.built("assetpack")) throws {
+        logDirectory = TemporaryDirectory("assetpacks-serve-log")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", root, "--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        _ = FileManager.default.createFile(atPath: logDirectory.file("log"), contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logDirectory.file("log")))
+        try process.run()
+        self.process = process
+        // The first line on standard output is the URL, once it listens.
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let url = URL(string: text), let port = url.port, text.hasPrefix("http://") else {
+            Self.end(process)
+            throw Failure(description: "assetpack serve did not print its URL (got '\(text)'): \(Self.read(logDirectory.file("log")))")
+        }
+        self.port = UInt16(port)
+        self.baseURL = text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// What the server logged so far (its standard error).
+    package var log: String { Self.read(logDirectory.file("log")) }
+
+    /// Whether the server process is still running.
+    package var isRunning: Bool { process.isRunning }
+
+    /// Stops the server (SIGTERM, SIGKILL if it is still there after 20 s)
+    /// and returns its exit status.
+    @discardableResult
+    package func stop() -> Int32 { Self.end(process) }
+
+    @discardableResult
+    static func end(_ process: Process) -> Int32 {
+        if process.isRunning { process.terminate() }
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    private static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    deinit { stop() }
+}
