@@ -51,6 +51,7 @@ enum Program {
         [
             TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
             ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, LimitsCommand.self,
+            ServeCommand.self,
             DaemonCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
         ]
     }
