@@ -19,6 +19,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case daemonRequest = "daemon-request"
     /// The client's reply decoder: a placement or an error.
     case daemonReply = "daemon-reply"
+    /// `assetpack serve`'s request parser, over a stream of requests.
+    case httpRequest = "http-request"
 
     /// Feeds one input to the target's decoder, and returns whether the
     /// decoder accepted it (an archive or manifest parsed, a request or reply
@@ -30,6 +32,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .manifest: return Self.manifest(bytes)
         case .daemonRequest: return DaemonProtocolFuzzing.requests(bytes)
         case .daemonReply: return DaemonProtocolFuzzing.reply(bytes)
+        case .httpRequest: return HTTPRequestFuzzing.requests(bytes)
         }
     }
 
