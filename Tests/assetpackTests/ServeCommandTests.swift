@@ -131,6 +131,11 @@ import Glibc
         // A FIFO is not a file to serve, and opening it must not hang.
         #expect(mkfifo(site.dir.file("site/fifo"), 0o644) == 0)
         #expect(try server.status("/fifo") == "403")
+        // Unreadable: 403 (root reads anything, so only checked as another user).
+        if getuid() != 0 {
+            #expect(chmod(site.dir.file("site/catalog.json"), 0) == 0)
+            #expect(try server.status("/catalog.json") == "403")
+        }
     }
 
     @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))

@@ -175,6 +175,21 @@ import Glibc
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aKeptAliveConnectionIsClosedAfterTheIdleTimeout() throws {
+        let site = try Site(bigSize: 1000)
+        let server = try ServeProcess(site.root, ["--idle-timeout", "0.5"])
+        defer { server.stop() }
+        let c = try server.connect()
+        c.send(get("/catalog.json"))
+        #expect(c.response()?.fields["connection"] == "keep-alive")
+        let started = Date()
+        let rest = c.read(timeout: 20)
+        #expect(rest.closed && rest.bytes.isEmpty)
+        #expect(Date().timeIntervalSince(started) >= 0.4)
+        try stillServes(server, site)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aSlowSenderIsClosedAfterTheRequestTimeoutWhileOthersAreServed() throws {
         let site = try Site(bigSize: 1000)
         let server = try ServeProcess(site.root, ["--request-timeout", "1"])
