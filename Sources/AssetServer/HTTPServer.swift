@@ -158,8 +158,11 @@ package final class HTTPServer {
         switch c.phase {
         case .reading:
             guard events.contains(.readable) else { return }
+            let before = c.input.count
             if !readInput(c, now) { return }
-            drive(c, now)
+            // A head ends with a line feed: without a new one there is
+            // nothing to parse yet (a slow sender costs no re-parsing).
+            if c.input[before...].contains(0x0A) || c.input.count >= configuration.headLimit { drive(c, now) }
         case .writing:
             drive(c, now)
         case .stalled, .lingering:
