@@ -176,7 +176,7 @@ import Glibc
             (["--drop-after", "lots"], "'--drop-after' needs a number of bytes"),
             (["--fault-seed", "-3"], "'--fault-seed' needs a whole number"),
             (["--request-timeout", "0"], "'--request-timeout' must be more than 0"),
-            (["--max-connections", "0"], "'--max-connections' needs a whole number of at least 1"),
+            (["--max-connections", "0"], "'--max-connections' needs a whole number from 1 to 1000000"),
             (["--max-connections", "900000"], "needs more descriptors than the limit allows"),
         ] {
             let port = args.contains("--port") ? [] : ["--port", "0"]

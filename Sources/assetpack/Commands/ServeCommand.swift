@@ -79,22 +79,10 @@ enum ServeCommand: Command {
     static func configuration(_ arguments: Arguments) throws(CLIError) -> ServerConfiguration {
         var c = ServerConfiguration()
         if let address = arguments.value(bind) { c.address = address }
-        if let p = try arguments.number(port) {
-            guard p == p.rounded(), p <= 65535 else { throw .usage("'--port' needs a whole number from 0 to 65535") }
-            c.port = Int(p)
-        }
-        if let n = try arguments.number(maxConnections) {
-            guard n >= 1, n == n.rounded(), n <= 1_000_000 else { throw .usage("'--max-connections' needs a whole number of at least 1") }
-            c.maximumConnections = Int(n)
-        }
-        if let t = try arguments.number(requestTimeout) {
-            guard t > 0 else { throw .usage("'--request-timeout' must be more than 0") }
-            c.requestTimeout = t
-        }
-        if let t = try arguments.number(idleTimeout) {
-            guard t > 0 else { throw .usage("'--idle-timeout' must be more than 0") }
-            c.idleTimeout = t
-        }
+        c.port = try arguments.wholeNumber(port, in: 0...65535) ?? c.port
+        c.maximumConnections = try arguments.wholeNumber(maxConnections, in: 1...1_000_000) ?? c.maximumConnections
+        c.requestTimeout = try arguments.positiveNumber(requestTimeout) ?? c.requestTimeout
+        c.idleTimeout = try arguments.positiveNumber(idleTimeout) ?? c.idleTimeout
         if let rate = try bytes(throttle, arguments) {
             guard rate > 0 else { throw .usage("'--throttle' must be more than 0") }
             c.faults.throttle = rate
