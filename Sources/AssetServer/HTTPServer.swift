@@ -106,6 +106,11 @@ package final class HTTPServer {
         return Int(clamping: s) &* 1000 &+ Int(atto / 1_000_000_000_000_000) + (atto > 0 ? 1 : 0)
     }
 
+    /// `seconds` as a duration, at most a year (a longer timeout is none).
+    static func duration(_ seconds: Double) -> Duration {
+        .milliseconds(Int64(min(max(seconds, 0), 365 * 86400) * 1000))
+    }
+
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
     }
@@ -139,7 +144,7 @@ package final class HTTPServer {
             let connection = Connection(socket: socket, remote: remote, now: now)
             do { try Syscall.epollControl(epoll.rawValue, .add, connection.fd, .readable) } catch { continue }
             connections[connection.fd] = connection
-            let deadline = now + .seconds(configuration.requestTimeout)
+            let deadline = now + Self.duration(configuration.requestTimeout)
             nextSweep = min(nextSweep, deadline)
         }
     }
@@ -280,7 +285,7 @@ package final class HTTPServer {
                 if let rate = faults.throttle {
                     let started = c.bodyStarted ?? now
                     c.bodyStarted = started
-                    let allowed = Int64(Double(rate) * Self.seconds(now - started)) - c.bodySent
+                    let allowed = Int64(min(Double(rate) * Self.seconds(now - started), 9e18)) - c.bodySent
                     let step = min(max(1, rate / 50), budget)
                     if allowed < step {
                         let wake = started + .seconds(Double(c.bodySent + step) / Double(rate))
@@ -348,7 +353,7 @@ package final class HTTPServer {
         } else {
             c.resetForNextRequest(now: now)
             let timeout = c.input.isEmpty ? configuration.idleTimeout : configuration.requestTimeout
-            nextSweep = min(nextSweep, now + .seconds(timeout))
+            nextSweep = min(nextSweep, now + Self.duration(timeout))
         }
     }
 
@@ -403,10 +408,10 @@ package final class HTTPServer {
     private func deadline(_ c: Connection) -> ContinuousClock.Instant? {
         switch c.phase {
         case .reading:
-            if let start = c.requestStart { return start + .seconds(configuration.requestTimeout) }
+            if let start = c.requestStart { return start + Self.duration(configuration.requestTimeout) }
             let timeout = c.servedRequests == 0 ? configuration.requestTimeout : configuration.idleTimeout
-            return c.readingSince + .seconds(timeout)
-        case .writing: return c.lastProgress + .seconds(configuration.idleTimeout)
+            return c.readingSince + Self.duration(timeout)
+        case .writing: return c.lastProgress + Self.duration(configuration.idleTimeout)
         case .waiting: return c.wakeAt
         case .lingering: return c.lingerUntil
         case .stalled: return nil

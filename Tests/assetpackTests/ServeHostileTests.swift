@@ -190,6 +190,16 @@ import Glibc
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func hugeTimeoutsAndRatesAreNoTimeoutsNotACrash() throws {
+        let site = try Site(bigSize: 1000)
+        let server = try ServeProcess(site.root, ["--request-timeout", "1e300", "--idle-timeout", "1e300", "--throttle", "8000000T"])
+        defer { server.stop() }
+        try stillServes(server, site)
+        let r = try exchange(server, get("/packs/big.zip"))
+        #expect(r?.body == site.big)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aSlowSenderIsClosedAfterTheRequestTimeoutWhileOthersAreServed() throws {
         let site = try Site(bigSize: 1000)
         let server = try ServeProcess(site.root, ["--request-timeout", "1"])
