@@ -357,7 +357,7 @@ package final class HTTPServer {
         }
     }
 
-    private func setInterest(_ c: Connection, _ events: Syscall.Events) {
+    func setInterest(_ c: Connection, _ events: Syscall.Events) {
         guard c.interest != events else { return }
         c.interest = events
         try? Syscall.epollControl(epoll.rawValue, .modify, c.fd, events)
@@ -365,7 +365,7 @@ package final class HTTPServer {
 
     /// One access-log line: remote, time, request line, status, body bytes
     /// sent, duration in seconds, and a note (a fault, why it ended).
-    private func log(_ c: Connection, note: String?) {
+    func log(_ c: Connection, note: String?) {
         let e = c.exchange
         let duration = Self.seconds(clock.now - e.started)
         let notes = [e.note, note].compactMap { $0 }.joined(separator: " ")
@@ -375,72 +375,9 @@ package final class HTTPServer {
                           + (notes.isEmpty ? "" : " " + notes))
     }
 
-    private func close(_ c: Connection, note: String?) {
+    func close(_ c: Connection, note: String?) {
         if c.phase == .writing || c.phase == .waiting { log(c, note: note) }
         c.closed = true
         connections[c.fd] = nil
-    }
-
-    /// Closes connections past their deadlines, wakes throttled ones, and
-    /// sets when to look again.
-    private func sweep(_ now: ContinuousClock.Instant) {
-        var next = now + .milliseconds(250)
-        if let paused = acceptPausedUntil {
-            if paused <= now {
-                try? Syscall.epollControl(epoll.rawValue, .modify, listener.rawValue, .readable)
-                acceptPausedUntil = nil
-            } else {
-                next = min(next, paused)
-            }
-        }
-        for c in Array(connections.values) {
-            guard let deadline = deadline(c) else { continue }
-            if deadline > now {
-                next = min(next, deadline)
-                continue
-            }
-            expire(c, now)
-            if !c.closed, let again = self.deadline(c) { next = min(next, again) }
-        }
-        nextSweep = next
-    }
-
-    private func deadline(_ c: Connection) -> ContinuousClock.Instant? {
-        switch c.phase {
-        case .reading:
-            if let start = c.requestStart { return start + Self.duration(configuration.requestTimeout) }
-            let timeout = c.servedRequests == 0 ? configuration.requestTimeout : configuration.idleTimeout
-            return c.readingSince + Self.duration(timeout)
-        case .writing: return c.lastProgress + Self.duration(configuration.idleTimeout)
-        case .waiting: return c.wakeAt
-        case .lingering: return c.lingerUntil
-        case .stalled: return nil
-        }
-    }
-
-    private func expire(_ c: Connection, _ now: ContinuousClock.Instant) {
-        switch c.phase {
-        case .reading:
-            if c.requestStart != nil {
-                // A head begun and not finished in time: say so, and close.
-                let response = Response.error(408, closes: true)
-                c.begin(response, requestLine: c.firstInputLine, sendsBody: true, keepAlive: false, now: now, wall: Int64(time(nil)))
-                c.exchange.note = "request timeout"
-                let bytes = c.head + Array("408 Request Timeout\n".utf8)
-                _ = try? Syscall.send(c.fd, bytes[...])
-                log(c, note: nil)
-            }
-            c.phase = .lingering
-            close(c, note: nil)
-        case .writing:
-            close(c, note: "send timeout")
-        case .waiting:
-            c.phase = .writing
-            drive(c, now)
-        case .lingering:
-            close(c, note: nil)
-        case .stalled:
-            break
-        }
     }
 }
