@@ -73,17 +73,21 @@ package enum Conditions {
     }
 
     /// Evaluates the request's conditional fields against the file's validators.
+    ///
+    /// An If-Match that is not a list of entity tags matches nothing (412);
+    /// an If-None-Match that is not one matches nothing either (no 304), and,
+    /// being present, still makes If-Modified-Since ignored (RFC 9110 §13.1.3).
     package static func evaluate(_ request: HTTPRequest, _ validators: Validators) -> ConditionOutcome {
-        if let value = request.field("if-match"), let parsed = tags(value) {
+        if let value = request.field("if-match") {
             // Strong comparison; `*` matches any current file.
-            if !parsed.names(validators.etag, strong: true) { return .preconditionFailed }
+            guard tags(value)?.names(validators.etag, strong: true) == true else { return .preconditionFailed }
         } else if let value = request.field("if-unmodified-since"), let date = HTTPDate.parse(value),
                   validators.lastModified > date {
             return .preconditionFailed
         }
-        if let value = request.field("if-none-match"), let parsed = tags(value) {
+        if let value = request.field("if-none-match") {
             // Weak comparison.
-            if parsed.names(validators.etag, strong: false) { return .notModified }
+            if tags(value)?.names(validators.etag, strong: false) == true { return .notModified }
         } else if let value = request.field("if-modified-since"), let date = HTTPDate.parse(value),
                   validators.lastModified <= date {
             return .notModified
