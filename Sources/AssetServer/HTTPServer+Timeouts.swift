@@ -49,12 +49,12 @@ extension HTTPServer {
             if c.requestStart != nil {
                 // A head begun and not finished in time: say so, and close.
                 let response = Response.error(408, closes: true)
-                c.begin(response, requestLine: c.firstInputLine, sendsBody: true, keepAlive: false, now: now, wall: Int64(time(nil)))
-                c.exchange.note = "request timeout"
-                let bytes = c.head + Array("408 Request Timeout\n".utf8)
-                _ = try? Syscall.send(c.fd, bytes[...])
-                log(c, note: nil)
+                let wall = Int64(time(nil))
+                c.begin(response, requestLine: c.firstInputLine, sendsBody: true, keepAlive: false, now: now, wall: wall)
+                _ = try? Syscall.send(c.fd, response.wholeBytes(date: wall, keepAlive: false)[...])
+                log(c, note: "request timeout")
             }
+            // Logged already: closed as a connection that sends nothing more.
             c.phase = .lingering
             close(c, note: nil)
         case .writing:

@@ -135,8 +135,7 @@ package final class HTTPServer {
             }
             if connections.count >= configuration.maximumConnections {
                 let response = Response.error(503, closes: true, fields: [("Retry-After", "1")])
-                let bytes = response.head(date: Int64(time(nil)), keepAlive: false) + Array("503 Service Unavailable\n".utf8)
-                _ = try? Syscall.send(socket.rawValue, bytes[...])
+                _ = try? Syscall.send(socket.rawValue, response.wholeBytes(date: Int64(time(nil)), keepAlive: false)[...])
                 Syscall.shutdownWrite(socket.rawValue)
                 configuration.log("\(remote) - - [\(HTTPDate.logFormat(Int64(time(nil))))] \"-\" 503 0 0.000 connection-limit")
                 continue

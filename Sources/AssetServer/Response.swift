@@ -45,6 +45,13 @@ struct Response {
         return Array(text.utf8)
     }
 
+    /// The head and an in-memory body together, for the answers sent in one
+    /// go without a connection's state (503 at the limit, 408 on a timeout).
+    func wholeBytes(date: Int64, keepAlive: Bool) -> [UInt8] {
+        guard case .bytes(let body) = body else { return head(date: date, keepAlive: keepAlive) }
+        return head(date: date, keepAlive: keepAlive) + body
+    }
+
     static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
