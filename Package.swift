@@ -28,7 +28,9 @@ let package = Package(
         .target(name: "AssetDelivery", dependencies: ["AssetStore", "AssetArchive", "AssetJSON", "AssetSystem", "CCrypto"]),
         .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON", "AssetDelivery"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
-        .executableTarget(name: "assetpack", dependencies: ["AssetPacks"],
+        // `assetpack serve`: the development HTTP/1.1 server; only the CLI links it.
+        .target(name: "AssetServer", dependencies: ["AssetSystem", "CAssetShim"]),
+        .executableTarget(name: "assetpack", dependencies: ["AssetPacks", "AssetServer"],
                           swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
 
         // Benchmark harness and the peers it measures against (linked only here).
@@ -54,6 +56,7 @@ let package = Package(
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "TestSupport"]),
+        .testTarget(name: "AssetServerTests", dependencies: ["AssetServer", "AssetSystem", "TestSupport"]),
         .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper", "TestSupport"]),
         // The other processes of the cross-process tests (stress readers and
         // writers, a reader that dies holding a snapshot, writers killed at a
@@ -68,7 +71,7 @@ let package = Package(
         // (and replays files otherwise), and the test that replays every
         // seed and regression input in the default suite.
         .target(name: "CFuzzerDriver", path: "Fuzz/Sources/CFuzzerDriver"),
-        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks"],
+        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks", "AssetServer"],
                 path: "Fuzz/Sources/FuzzTargets"),
         .executableTarget(name: "assetpack-fuzz", dependencies: ["FuzzTargets", "CFuzzerDriver"],
                           path: "Fuzz/Sources/assetpack-fuzz"),

@@ -346,3 +346,194 @@ int cas_poll_readable(const int *fds, int count, int timeout_ms, uint64_t *ready
 int cas_chgrp(const char *path, uint32_t gid) {
     RETURN_OR_ERRNO(fchownat(AT_FDCWD, path, (uid_t)-1, (gid_t)gid, AT_SYMLINK_NOFOLLOW));
 }
+
+/* ---- HTTP server (AssetServer) ------------------------------------------------ */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+
+_Static_assert(CAS_EVENT_IN == EPOLLIN && CAS_EVENT_OUT == EPOLLOUT && CAS_EVENT_ERR == EPOLLERR
+               && CAS_EVENT_HUP == EPOLLHUP && CAS_EVENT_RDHUP == EPOLLRDHUP, "epoll bits");
+
+int cas_tcp_listen(const char *address, int port, int backlog, int *bound_port) {
+    struct sockaddr_storage storage;
+    socklen_t length;
+    memset(&storage, 0, sizeof storage);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+    if (port < 0 || port > 65535) return -EINVAL;
+    if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        length = sizeof *v4;
+    } else if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        length = sizeof *v6;
+    } else {
+        return -EINVAL;
+    }
+    int s = socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0) return -errno;
+    int one = 1;
+    if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+        || (storage.ss_family == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)
+        || bind(s, (struct sockaddr *)&storage, length) != 0 || listen(s, backlog) != 0
+        || getsockname(s, (struct sockaddr *)&storage, &length) != 0) {
+        int e = errno;
+        close(s);
+        return -e;
+    }
+    *bound_port = ntohs(storage.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
+    return s;
+}
+
+int cas_tcp_accept(int sock, char *remote, size_t capacity) {
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof storage;
+    int c = accept4(sock, (struct sockaddr *)&storage, &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) return -errno;
+    int one = 1;
+    (void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (storage.ss_family == AF_INET) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+        inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+        snprintf(remote, capacity, "%s:%u", host, (unsigned)ntohs(v4->sin_port));
+    } else if (storage.ss_family == AF_INET6) {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+        inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+        snprintf(remote, capacity, "[%s]:%u", host, (unsigned)ntohs(v6->sin6_port));
+    } else if (capacity > 0) {
+        snprintf(remote, capacity, "-");
+    }
+    return c;
+}
+
+ssize_t cas_send(int sock, const void *data, size_t count) {
+    RETURN_OR_ERRNO(send(sock, data, count, MSG_NOSIGNAL | MSG_DONTWAIT));
+}
+
+int cas_shutdown_write(int sock) {
+    RETURN_OR_ERRNO(shutdown(sock, SHUT_WR));
+}
+
+ssize_t cas_sendfile(int out_fd, int in_fd, int64_t *offset, size_t count) {
+    off_t o = (off_t)*offset;
+    ssize_t n = sendfile(out_fd, in_fd, &o, count);
+    if (n < 0) return -errno;
+    *offset = (int64_t)o;
+    return n;
+}
+
+int cas_epoll_create(void) {
+    RETURN_OR_ERRNO(epoll_create1(EPOLL_CLOEXEC));
+}
+
+int cas_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
+    static const int ops[] = { EPOLL_CTL_ADD, EPOLL_CTL_MOD, EPOLL_CTL_DEL };
+    if (op < 0 || op > 2) return -EINVAL;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.fd = fd;
+    RETURN_OR_ERRNO(epoll_ctl(epfd, ops[op], fd, &ev));
+}
+
+int cas_epoll_wait(int epfd, int *fds, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event ready[256];
+    if (capacity > 256) capacity = 256;
+    if (capacity <= 0) return -EINVAL;
+    int n = epoll_wait(epfd, ready, capacity, timeout_ms);
+    if (n < 0) return -errno;
+    for (int i = 0; i < n; i++) {
+        fds[i] = ready[i].data.fd;
+        events[i] = ready[i].events;
+    }
+    return n;
+}
+
+int cas_eventfd(void) {
+    RETURN_OR_ERRNO(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+}
+
+int cas_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t n;
+    do n = write(fd, &one, sizeof one); while (n < 0 && errno == EINTR);
+    return n < 0 && errno != EAGAIN ? -errno : 0;
+}
+
+int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, int *used_openat2) {
+    *used_openat2 = 0;
+    if (allow_openat2) {
+        struct open_how how;
+        memset(&how, 0, sizeof how);
+        how.flags = (uint64_t)(flags | O_CLOEXEC);
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+        if (fd >= 0) { *used_openat2 = 1; return (int)fd; }
+        if (errno != ENOSYS && errno != EPERM) { *used_openat2 = 1; return -errno; }
+    }
+    /* Component by component: every directory on the way, then the file, with O_NOFOLLOW. */
+    char *copy = strdup(path);
+    if (copy == NULL) return -ENOMEM;
+    int current = dirfd, result = 0;
+    char *rest = copy;
+    while (result == 0) {
+        char *slash = strchr(rest, '/');
+        if (slash) *slash = '\0';
+        int last = slash == NULL;
+        int fd;
+        if (rest[0] == '\0' || strcmp(rest, ".") == 0) {
+            fd = openat(current, ".", last ? flags | O_NOFOLLOW | O_CLOEXEC : O_PATH | O_DIRECTORY | O_CLOEXEC);
+        } else if (strcmp(rest, "..") == 0) {
+            fd = -1;
+            errno = EXDEV;
+        } else {
+            fd = openat(current, rest, last ? flags | O_NOFOLLOW | O_CLOEXEC : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0) result = -errno;
+        if (current != dirfd) close(current);
+        if (fd < 0) break;
+        if (last) { result = fd; break; }
+        current = fd;
+        rest = slash + 1;
+    }
+    free(copy);
+    return result;
+}
+
+int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
+                    int64_t *mtime_sec, int64_t *mtime_nsec) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    fill_stat(&st, mode, size, inode, NULL);
+    *mtime_sec = (int64_t)st.st_mtim.tv_sec;
+    *mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+int64_t cas_raise_descriptor_limit(int64_t wanted) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -errno;
+    if ((int64_t)rl.rlim_cur < wanted) {
+        rlim_t target = (rlim_t)wanted;
+        if (rl.rlim_max != RLIM_INFINITY && target > rl.rlim_max) target = rl.rlim_max;
+        if (target > rl.rlim_cur) {
+            rl.rlim_cur = target;
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return -errno;
+        }
+    }
+    return rl.rlim_cur == RLIM_INFINITY ? INT64_MAX : (int64_t)rl.rlim_cur;
+}
+
+/* ---- end of HTTP server block ------------------------------------------------ */

@@ -51,8 +51,8 @@ enum Program {
         [
             TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
             ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, LimitsCommand.self,
+            KeygenCommand.self, PublishCommand.self, VerifyPublishedCommand.self, ServeCommand.self,
             DaemonCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
-            KeygenCommand.self, PublishCommand.self, VerifyPublishedCommand.self,
         ]
     }
 

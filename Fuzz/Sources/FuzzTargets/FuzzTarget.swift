@@ -21,6 +21,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case daemonReply = "daemon-reply"
     /// The catalog parser and, after a NUL byte, the signature check.
     case catalog
+    /// `assetpack serve`'s request parser, over a stream of requests.
+    case httpRequest = "http-request"
 
     /// Feeds one input to the target's decoder, and returns whether the
     /// decoder accepted it (an archive or manifest parsed, a request or reply
@@ -33,6 +35,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .daemonRequest: return DaemonProtocolFuzzing.requests(bytes)
         case .daemonReply: return DaemonProtocolFuzzing.reply(bytes)
         case .catalog: return CatalogFuzzing.catalog(bytes)
+        case .httpRequest: return HTTPRequestFuzzing.requests(bytes)
         }
     }
 

@@ -41,6 +41,7 @@ import FuzzTargets
         case .daemonRequest: callback = { FuzzTarget.daemonRequest.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         case .daemonReply: callback = { FuzzTarget.daemonReply.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         case .catalog: callback = { FuzzTarget.catalog.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
+        case .httpRequest: callback = { FuzzTarget.httpRequest.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         }
         var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
         var argc = Int32(argv.count - 1)

@@ -3,7 +3,7 @@ internal import CAssetShim
 /// Runs `body`, a shim call that returns a non-negative value or a negated
 /// errno, retrying while it reports `EINTR`. The one place EINTR is retried.
 @inline(__always)
-func valueOrErrno<T: SignedInteger>(
+package func valueOrErrno<T: SignedInteger>(
     _ operation: @autoclosure () -> String, path: String? = nil, _ body: () -> T
 ) throws(Errno) -> T {
     while true {
@@ -18,7 +18,7 @@ func valueOrErrno<T: SignedInteger>(
 /// As `valueOrErrno`, without retrying: for `close`, and for waits that a signal
 /// is meant to end.
 @inline(__always)
-func valueOrErrnoOnce<T: SignedInteger>(
+package func valueOrErrnoOnce<T: SignedInteger>(
     _ operation: @autoclosure () -> String, path: String? = nil, _ body: () -> T
 ) throws(Errno) -> T {
     let result = body()

@@ -226,6 +226,87 @@ int cas_poll_readable(const int *fds, int count, int timeout_ms, uint64_t *ready
  *  owner. Returns 0 or -errno. fchownat(2) with AT_SYMLINK_NOFOLLOW. */
 int cas_chgrp(const char *path, uint32_t gid);
 
+/* ---- HTTP server (AssetServer) ------------------------------------------------
+ * TCP listening and accepting, epoll, sendfile and opening beneath a root
+ * directory, for `assetpack serve`. Sockets made here are non-blocking. */
+
+/** Creates a TCP socket (close-on-exec, non-blocking, SO_REUSEADDR) bound to
+ *  the numeric IPv4 or IPv6 address (for example "127.0.0.1" or "::1") and
+ *  port (0: the kernel picks a free one), listening with backlog. *bound_port
+ *  receives the port it is bound to. Returns the descriptor or -errno
+ *  (-EINVAL when address is not a numeric address, -EADDRINUSE when the port
+ *  is taken). socket(2), bind(2), listen(2). */
+int cas_tcp_listen(const char *address, int port, int backlog, int *bound_port);
+
+/** Accepts a connection on the listening socket sock, non-blocking and
+ *  close-on-exec, with TCP_NODELAY. The peer's address is written to remote
+ *  (capacity bytes, NUL-terminated) as "1.2.3.4:port" or "[::1]:port".
+ *  Returns the descriptor or -errno (-EAGAIN when none is waiting). accept4(2). */
+int cas_tcp_accept(int sock, char *remote, size_t capacity);
+
+/** Sends up to count bytes on the non-blocking socket sock, without SIGPIPE
+ *  (MSG_NOSIGNAL). Returns the number sent or -errno (-EAGAIN when the
+ *  socket buffer is full). send(2). */
+ssize_t cas_send(int sock, const void *data, size_t count);
+
+/** Shuts down the sending direction of sock: the peer reads end of stream
+ *  once it has what was sent. shutdown(2) with SHUT_WR. */
+int cas_shutdown_write(int sock);
+
+/** Sends up to count bytes of the file in_fd from *offset to the socket
+ *  out_fd, advancing *offset by the number sent. Returns it (0 at end of
+ *  file) or -errno (-EAGAIN when the socket buffer is full). sendfile(2). */
+ssize_t cas_sendfile(int out_fd, int in_fd, int64_t *offset, size_t count);
+
+/** The epoll(7) event bits, as cas_epoll_ctl takes them and cas_epoll_wait
+ *  reports them (the values are the kernel's). */
+#define CAS_EVENT_IN 0x001u
+#define CAS_EVENT_OUT 0x004u
+#define CAS_EVENT_ERR 0x008u
+#define CAS_EVENT_HUP 0x010u
+#define CAS_EVENT_RDHUP 0x2000u
+
+/** Creates an epoll instance with close-on-exec. epoll_create1(2). */
+int cas_epoll_create(void);
+
+/** Adds (op 0), changes (op 1) or removes (op 2) fd in the interest list of
+ *  epfd, watching events (CAS_EVENT_* bits, level-triggered). epoll_ctl(2). */
+int cas_epoll_ctl(int epfd, int op, int fd, uint32_t events);
+
+/** Waits up to timeout_ms milliseconds (-1: no limit) for events on epfd.
+ *  Up to capacity ready descriptors are written to fds and their events to
+ *  events. Returns how many or -errno (-EINTR is returned, not retried).
+ *  epoll_wait(2). */
+int cas_epoll_wait(int epfd, int *fds, uint32_t *events, int capacity, int timeout_ms);
+
+/** Creates a non-blocking, close-on-exec eventfd(2) with counter 0. */
+int cas_eventfd(void);
+
+/** Adds 1 to the eventfd fd's counter, waking whoever polls it. Safe from any
+ *  thread. Returns 0 or -errno. write(2) on an eventfd. */
+int cas_eventfd_signal(int fd);
+
+/** Opens path (relative, no ".." component) beneath the directory dirfd,
+ *  never leaving it: with openat2(2) and RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS
+ *  when allow_openat2 is non-zero and the kernel has it (symlinks that stay
+ *  beneath dirfd are followed, others fail with -EXDEV), else component by
+ *  component with O_NOFOLLOW (every symlink fails with -ELOOP or -ENOTDIR).
+ *  O_CLOEXEC is always added to flags. *used_openat2 receives 1 when openat2
+ *  resolved the path, 0 otherwise. Returns the descriptor or -errno. */
+int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, int *used_openat2);
+
+/** As cas_fstat, with the modification time: *mtime_sec and *mtime_nsec
+ *  receive st_mtim. fstat(2). */
+int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
+                    int64_t *mtime_sec, int64_t *mtime_nsec);
+
+/** Raises the soft limit on open descriptors (RLIMIT_NOFILE) to at least
+ *  wanted, as far as the hard limit allows. Returns the soft limit now in
+ *  force or -errno. setrlimit(2). */
+int64_t cas_raise_descriptor_limit(int64_t wanted);
+
+/* ---- end of HTTP server block ------------------------------------------------ */
+
 #ifdef __cplusplus
 }
 #endif

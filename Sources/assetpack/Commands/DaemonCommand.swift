@@ -86,18 +86,10 @@ enum DaemonCommand: Command {
         let daemon: DescriptorDaemon
         do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
 
-        // Signals arrive through Dispatch, never interrupting a system call.
-        var sources: [any DispatchSourceSignal] = []
-        for signal in [SIGTERM, SIGINT] {
-            Glibc.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-            source.setEventHandler { daemon.stop() }
-            source.resume()
-            sources.append(source)
-        }
+        let signals = TerminationSignals { daemon.stop() }
         Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid()))")
         daemon.run()
-        sources.forEach { $0.cancel() }
+        withExtendedLifetime(signals) {}
         Output.error("assetpack daemon: stopped")
         return ExitCode.success
     }
