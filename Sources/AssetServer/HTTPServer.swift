@@ -259,9 +259,14 @@ package final class HTTPServer {
     /// Sends as much of the response as the socket, the throttle and the
     /// faults allow.
     private func pump(_ c: Connection, _ now: ContinuousClock.Instant) {
+        let faults = configuration.faults
+        // The body follows at once, unless a fault may hold it back: one
+        // segment for a small response's head and body (MSG_MORE).
+        let bodyFollows = c.bodyRemaining > 0
+            && !(c.faultable && (faults.dropAfter != nil || faults.stallAfter != nil || faults.throttle != nil))
         while c.headSent < c.head.count {
             let sent: Int?
-            do { sent = try Syscall.send(c.fd, c.head[c.headSent...]) } catch {
+            do { sent = try Syscall.send(c.fd, c.head[c.headSent...], more: bodyFollows) } catch {
                 close(c, note: "client closed")
                 return
             }
@@ -269,7 +274,6 @@ package final class HTTPServer {
             c.headSent += sent
             c.lastProgress = now
         }
-        let faults = configuration.faults
         while c.bodyRemaining > 0 {
             var budget = min(c.bodyRemaining, 1 << 20)
             if c.faultable {

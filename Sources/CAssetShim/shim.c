@@ -418,8 +418,8 @@ int cas_tcp_accept(int sock, char *remote, size_t capacity) {
     return c;
 }
 
-ssize_t cas_send(int sock, const void *data, size_t count) {
-    RETURN_OR_ERRNO(send(sock, data, count, MSG_NOSIGNAL | MSG_DONTWAIT));
+ssize_t cas_send(int sock, const void *data, size_t count, int more) {
+    RETURN_OR_ERRNO(send(sock, data, count, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0)));
 }
 
 int cas_shutdown_write(int sock) {

@@ -36,9 +36,10 @@ enum Syscall {
         return (fd, name)
     }
 
-    /// Bytes sent, or `nil` when the socket buffer is full.
-    static func send(_ socket: Int32, _ bytes: ArraySlice<UInt8>) throws(Errno) -> Int? {
-        let result = bytes.withUnsafeBytes { cas_send(socket, $0.baseAddress, $0.count) }
+    /// Bytes sent, or `nil` when the socket buffer is full; `more`: more
+    /// follows at once (MSG_MORE), so the kernel holds a partial segment.
+    static func send(_ socket: Int32, _ bytes: ArraySlice<UInt8>, more: Bool = false) throws(Errno) -> Int? {
+        let result = bytes.withUnsafeBytes { cas_send(socket, $0.baseAddress, $0.count, more ? 1 : 0) }
         if result == -Int(EAGAIN) { return nil }
         return try valueOrErrno("send") { result }
     }

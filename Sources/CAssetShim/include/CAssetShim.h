@@ -245,9 +245,10 @@ int cas_tcp_listen(const char *address, int port, int backlog, int *bound_port);
 int cas_tcp_accept(int sock, char *remote, size_t capacity);
 
 /** Sends up to count bytes on the non-blocking socket sock, without SIGPIPE
- *  (MSG_NOSIGNAL). Returns the number sent or -errno (-EAGAIN when the
- *  socket buffer is full). send(2). */
-ssize_t cas_send(int sock, const void *data, size_t count);
+ *  (MSG_NOSIGNAL); with more != 0, as MSG_MORE (more data follows at once:
+ *  a response head and its body leave in one segment). Returns the number
+ *  sent or -errno (-EAGAIN when the socket buffer is full). send(2). */
+ssize_t cas_send(int sock, const void *data, size_t count, int more);
 
 /** Shuts down the sending direction of sock: the peer reads end of stream
  *  once it has what was sent. shutdown(2) with SHUT_WR. */
