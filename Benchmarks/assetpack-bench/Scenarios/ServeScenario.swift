@@ -49,8 +49,9 @@ enum ServeScenario {
         let offsets = (0 ..< requests).map { _ in Int(random.next() % UInt64(size - rangeBytes)) }
         func rangeConfig(_ base: String) throws -> String {
             let path = dir + "/ranges-\(base.hashValue).curl"
-            let lines = offsets.map { "url = \"\(base)/\(name)\"\nrange = \"\($0)-\($0 + rangeBytes - 1)\"\noutput = \"/dev/null\"\nnext\n" }
-            try lines.joined().write(toFile: path, atomically: true, encoding: .utf8)
+            let lines = offsets.map { "url = \"\(base)/\(name)\"\nrange = \"\($0)-\($0 + rangeBytes - 1)\"\noutput = \"/dev/null\"\n"
+                + "write-out = \"%{size_download}\\\\n\"\nhttp1.1\nsilent\nshow-error\n" }
+            try lines.joined(separator: "next\n").write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
         let configs = try hosts.map { try rangeConfig($0.1) }
@@ -60,7 +61,7 @@ enum ServeScenario {
         }, rounds: ctx.scale.installRounds)
         let ranges = try Passes.run(hosts.indices.map { i in
             (hosts[i].0, {
-                try curl(["-K", configs[i], "-w", "%{size_download}\n"], expect: Array(repeating: rangeBytes, count: requests))
+                try curl(["-K", configs[i]], expect: Array(repeating: rangeBytes, count: requests))
             })
         }, rounds: ctx.scale.installRounds)
         let names = hosts.map(\.0)
