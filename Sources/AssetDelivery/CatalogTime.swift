@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// A moment in a catalog: whole seconds since 1970-01-01T00:00:00Z, written
 /// as RFC 3339 in UTC (`2026-12-01T09:30:00Z`).
 ///
@@ -19,7 +21,7 @@ public struct CatalogTime: Sendable, Hashable, Comparable, CustomStringConvertib
     public var description: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let rest = seconds - days * 86_400
-        let (y, m, d) = Self.civil(fromDays: days)
+        let (y, m, d) = CivilCalendar.date(fromDays: days)
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let year = String(y)
         return String(repeating: "0", count: max(0, 4 - year.count)) + year
@@ -52,7 +54,7 @@ public struct CatalogTime: Sendable, Hashable, Comparable, CustomStringConvertib
         guard i == b.count - 1, b[i] | 0x20 == UInt8(ascii: "z") else { return nil }
         guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
               hour <= 23, minute <= 59, second <= 59 else { return nil }
-        seconds = Self.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
     }
 
     static func daysIn(month: Int64, year: Int64) -> Int64 {
@@ -61,29 +63,5 @@ public struct CatalogTime: Sendable, Hashable, Comparable, CustomStringConvertib
         case 4, 6, 9, 11: return 30
         default: return 31
         }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-    /// `days_from_civil`).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The date of a day number (`civil_from_days`).
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }

@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// HTTP dates (RFC 9110 §5.6.7), in seconds since 1970 UTC, without the C
 /// library's locale or time zone.
 package enum HTTPDate {
@@ -10,34 +12,18 @@ package enum HTTPDate {
         var year: Int64, month: Int, day: Int, hour: Int, minute: Int, second: Int, weekday: Int
     }
 
-    /// Howard Hinnant's `civil_from_days`.
     static func civil(_ seconds: Int64) -> Civil {
         let dayNumber = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let secondOfDay = Int(seconds - dayNumber * 86400)
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = Int(doy - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, m, d) = CivilCalendar.date(fromDays: dayNumber)
+        let month = Int(m), day = Int(d)
         let weekday = Int(((dayNumber % 7) + 11) % 7)  // 1970-01-01 was a Thursday (4)
         return Civil(year: year, month: month, day: day, hour: secondOfDay / 3600,
                      minute: secondOfDay / 60 % 60, second: secondOfDay % 60, weekday: weekday)
     }
 
-    /// Howard Hinnant's `days_from_civil`.
     static func seconds(year: Int64, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return days * 86400 + Int64(hour * 3600 + minute * 60 + second)
+        CivilCalendar.days(year: year, month: Int64(month), day: Int64(day)) * 86400 + Int64(hour * 3600 + minute * 60 + second)
     }
 
     private static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }

@@ -1,0 +1,29 @@
+/// The proleptic Gregorian calendar as day numbers (days since 1970-01-01),
+/// for the formats that carry UTC dates as text: catalog times (RFC 3339)
+/// and HTTP dates (IMF-fixdate). Howard Hinnant's `days_from_civil` and
+/// `civil_from_days`: exact for every year, no tables, no Foundation.
+public enum CivilCalendar {
+    /// Days since 1970-01-01 of `year`-`month`-`day` (month 1…12; the day
+    /// is not checked against the month).
+    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The date (year, month 1…12, day 1…31) of day number `days`.
+    public static func date(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
