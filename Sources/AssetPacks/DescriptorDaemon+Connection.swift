@@ -46,14 +46,12 @@ extension DescriptorDaemon {
         /// Looks the member up and sends its descriptor or the error.
         /// Returns whether the reply was sent.
         private func answer(_ request: DaemonRequest, given: inout Set<Int>) -> Bool {
-            let result: Result<MemberDescriptor, AssetPackError>
-            if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(StoreError) in try PackID.validate(pack) }) {
-                result = .failure(AssetPackError(error))
-            } else {
-                daemon.lookups.wait()
-                result = Result { () throws(AssetPackError) in try descriptor(for: request, given: &given) }
-                daemon.lookups.signal()
-            }
+            // A pack ID no pack can have comes back from the lookup as
+            // `invalidPackID` (`StoreError.notInstalled`), as it does in the
+            // caller's own process.
+            daemon.lookups.wait()
+            let result = Result { () throws(AssetPackError) in try descriptor(for: request, given: &given) }
+            daemon.lookups.signal()
             switch consume result {
             case .success(let d):
                 let size: Int64
