@@ -10,11 +10,10 @@ enum PathIndex {
     }
 
     static func add(pack: String, to path: some IndexBytes, txn: borrowing WriteTransaction, paths: Database) throws(StoreError) {
-        // Most paths are in no other pack: store the one ID as it is.
-        guard try indexCall({ () throws(LMDBError) in try txn.get(paths, key: path) != nil }) else {
-            try indexCall { () throws(LMDBError) in try txn.put(paths, key: path, value: pack) }
-            return
-        }
+        // Most paths are in no other pack: the one ID is stored as it is, in
+        // one step when the path has no value yet.
+        let stored = try indexCall { () throws(LMDBError) in try txn.put(paths, key: path, value: pack, flags: .noOverwrite) }
+        if stored { return }
         var ids = try current(path, txn: txn, paths: paths)
         guard !ids.contains(pack) else { return }
         ids.append(pack)
