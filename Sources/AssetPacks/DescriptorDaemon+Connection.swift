@@ -46,14 +46,12 @@ extension DescriptorDaemon {
         /// Looks the member up and sends its descriptor or the error.
         /// Returns whether the reply was sent.
         private func answer(_ request: DaemonRequest, given: inout Set<Int>) -> Bool {
-            let result: Result<MemberDescriptor, AssetPackError>
-            if let pack = request.pack, case .failure(let error) = Result(catching: { () throws(StoreError) in try PackID.validate(pack) }) {
-                result = .failure(AssetPackError(error))
-            } else {
-                daemon.lookups.wait()
-                result = Result { () throws(AssetPackError) in try descriptor(for: request, given: &given) }
-                daemon.lookups.signal()
-            }
+            // A pack ID no pack can have comes back from the lookup as
+            // `invalidPackID` (`StoreError.notInstalled`), as it does in the
+            // caller's own process.
+            daemon.lookups.wait()
+            let result = Result { () throws(AssetPackError) in try descriptor(for: request, given: &given) }
+            daemon.lookups.signal()
             switch consume result {
             case .success(let d):
                 let size: Int64
@@ -196,26 +194,35 @@ extension DescriptorDaemon {
                 end -= start
                 start = 0
             }
-            let milliseconds: Int
             let now = Monotonic.now
             if end == 0 {
                 if !isIdle { isIdle = true; idle(true) }
+                let milliseconds: Int
                 if let first = firstDeadline {
                     if first <= now { return .timedOut }
                     milliseconds = min(idleTimeout, max(1, Int(((first - now) * 1000).rounded(.up))))
                 } else {
                     milliseconds = idleTimeout
                 }
+                // Wait for a request to begin, and mark the connection busy
+                // before reading a byte of it. The daemon evicts an idle
+                // connection only when nothing it sent waits to be read
+                // (``DescriptorDaemon/admit(_:uid:into:limit:perUser:)``):
+                // had the bytes been read first, a request under way would
+                // look idle until `idle(false)`, and could be evicted.
+                guard let ready = try? Poll.readable([socket.descriptor.rawValue], timeout: Double(milliseconds) / 1000) else { return .ended }
+                if ready.isEmpty { return .timedOut }
+                isIdle = false
+                idle(false)
             } else {
-                if isIdle { isIdle = false; idle(false) }
                 let limit = min(deadline ?? (now + requestTimeout), firstDeadline ?? .infinity)
                 deadline = limit
                 if limit <= now { return .timedOut }
-                milliseconds = max(1, Int(((limit - now) * 1000).rounded(.up)))
-            }
-            if milliseconds != timeoutSet {
-                guard (try? socket.setTimeouts(milliseconds: milliseconds)) != nil else { return .ended }
-                timeoutSet = milliseconds
+                let milliseconds = max(1, Int(((limit - now) * 1000).rounded(.up)))
+                if milliseconds != timeoutSet {
+                    guard (try? socket.setTimeouts(milliseconds: milliseconds)) != nil else { return .ended }
+                    timeoutSet = milliseconds
+                }
             }
             let from = end
             do throws(Errno) {
@@ -228,7 +235,6 @@ extension DescriptorDaemon {
                 }.get()
                 if carriedDescriptor { return .descriptor }
                 if count == 0 { return .ended }
-                if isIdle { isIdle = false; idle(false) }
                 end += count
                 return .data
             } catch {

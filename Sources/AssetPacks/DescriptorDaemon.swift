@@ -84,6 +84,15 @@ public final class DescriptorDaemon: Sendable {
     /// Written to by ``stop()`` to wake the accepting thread.
     private let wake: UnixSocket.Pair
     private let lock: FileLock
+    /// Given up to accept a connection when out of descriptors, to answer
+    /// it instead of leaving it hanging in the backlog. Opened first, for
+    /// the lowest number: `RLIMIT_NOFILE` bounds descriptor numbers, so
+    /// the reserve helps only below a lowered limit. (Opened in `run()`, it
+    /// raced with the descriptors Dispatch opens for the caller's signal
+    /// sources, and could end up above them.)
+    private let reserve: Mutex<FileDescriptor?>
+    /// Signalled when an evicted connection's thread has closed it.
+    private let evictedClosed = DispatchSemaphore(value: 0)
     let uid: UInt32
     /// Bounds concurrent lookups, so a crowd of connections holds a bounded
     /// number of the index's reader slots.
@@ -129,6 +138,7 @@ public final class DescriptorDaemon: Sendable {
         let container = manager.container.engine
         let path = container.daemonSocketPath
         let lockPath = container.daemonLockPath
+        reserve = Mutex(try? FileDescriptor.open("/dev/null"))
         do {
             lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none)
         } catch where error == .wouldBlock {
@@ -192,9 +202,6 @@ public final class DescriptorDaemon: Sendable {
     /// threads. The daemon lock is held until this object goes away.
     public func run() {
         let fds = [listener.descriptor.rawValue, wake.second.descriptor.rawValue]
-        // Given up to accept a connection when out of descriptors, to answer
-        // it instead of leaving it hanging in the backlog.
-        var reserve = try? FileDescriptor.open("/dev/null")
         while !isStopping {
             let ready: [Int]
             do { ready = try Poll.readable(fds, timeout: nil) } catch {
@@ -202,7 +209,7 @@ public final class DescriptorDaemon: Sendable {
                 break
             }
             if ready.contains(1) || isStopping { break }
-            if ready.contains(0) { acceptOne(reserve: &reserve) }
+            if ready.contains(0) { acceptOne() }
         }
         shutDown()
     }
@@ -218,25 +225,36 @@ public final class DescriptorDaemon: Sendable {
 
     var isStopping: Bool { connections.withLock { $0.stopping } }
 
-    private func acceptOne(reserve: inout FileDescriptor?) {
+    private func acceptOne() {
         do throws(Errno) {
             admit(try listener.accept())
         } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
             // Out of descriptors: close the reserve to accept the connection,
             // tell it so, and take the reserve back. Without a reserve (not
-            // yet back), pause instead of spinning on a listener that stays readable.
-            guard reserve != nil else {
-                reserve = try? FileDescriptor.open("/dev/null")
-                if reserve == nil { Monotonic.sleep(0.01) }
-                return
+            // yet back), or when even its number is past the limit, pause
+            // instead of spinning on a listener that stays readable.
+            let answered = reserve.withLock { (reserve: inout FileDescriptor?) -> Bool in
+                guard reserve != nil else {
+                    reserve = try? FileDescriptor.open("/dev/null")
+                    return false
+                }
+                reserve = nil
+                defer { reserve = try? FileDescriptor.open("/dev/null") }
+                do throws(Errno) {
+                    let socket = try listener.accept()
+                    refuse(socket, .daemonBusy, "the daemon is out of file descriptors; try again")
+                    return true
+                } catch {
+                    return false
+                }
             }
-            reserve = nil
-            do throws(Errno) {
-                let socket = try listener.accept()
-                refuse(socket, .daemonBusy, "the daemon is out of file descriptors; try again")
-            } catch {}
-            reserve = try? FileDescriptor.open("/dev/null")
-            logs.log(.descriptors, "out of file descriptors (\(error.message), ulimit -n \(Self.descriptorLimit())): a connection was told to try again")
+            let limit = "out of file descriptors (\(error.message), ulimit -n \(Self.descriptorLimit()))"
+            if answered {
+                logs.log(.descriptors, "\(limit): a connection was told to try again")
+            } else {
+                logs.log(.descriptors, "\(limit): connections wait to be accepted")
+                Monotonic.sleep(0.01)
+            }
         } catch {}
     }
 
@@ -262,11 +280,25 @@ public final class DescriptorDaemon: Sendable {
             refuse(socket, .daemonBusy, message + "; try again")
             return
         }
+        waitForEvictedConnections()
         let connection = Connection(socket: socket, id: id, uid: peer.uid, daemon: self)
         running.enter()
         let thread = Thread { connection.serve() }
         thread.name = "assetpack-daemon-\(id)"
         thread.start()
+    }
+
+    /// Waits (up to 10 s) until the connections evicted to make room have
+    /// closed, so that connections hold no more descriptors than
+    /// ``maximumConnections``: an evicted one keeps its descriptor until its
+    /// thread wakes up and closes it, and under load a crowd of new
+    /// connections could otherwise outrun those threads and leave the
+    /// requests no descriptors to work with.
+    private func waitForEvictedConnections() {
+        let deadline = DispatchTime.now() + 10
+        while connections.withLock({ $0.open.count > maximumConnections }) {
+            guard evictedClosed.wait(timeout: deadline) == .success else { return }
+        }
     }
 
     enum Admission {
@@ -322,7 +354,8 @@ public final class DescriptorDaemon: Sendable {
     /// Forgets connection `id`; called by its thread before it closes it, so
     /// that nothing shuts down a closed descriptor.
     func finished(_ id: Int) {
-        connections.withLock { _ = $0.open.removeValue(forKey: id) }
+        let evicted = connections.withLock { $0.open.removeValue(forKey: id)?.evicted == true }
+        if evicted { evictedClosed.signal() }
         running.leave()
     }
 

@@ -262,23 +262,26 @@ extension AssetStore {
                 return true
             }
         }
+        // The new version's paths, to find the old ones it drops: none to
+        // find on a first install, so none kept (hashing 100,000 byte arrays
+        // cost a tenth of an install).
         var new = Set<[UInt8]>()
-        new.reserveCapacity(entries.count)
+        if !old.isEmpty { new.reserveCapacity(entries.count) }
         var key = prefix
         var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
         var written: UInt64 = 0
         for entry in entries {
-            let path = Array(entry.path.utf8)
-            new.insert(path)
             key.removeSubrange(prefix.count...)
-            key.append(contentsOf: path)
+            key.append(contentsOf: entry.path.utf8)
+            let path = key[prefix.count...]
             value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
             try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
             CrashPoint.hit("install.index.member")
-            if !old.contains(path) {
+            if old.isEmpty || !old.contains(Array(path)) {
                 try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
                 CrashPoint.hit("install.index.path-added")
             }
+            if !old.isEmpty { new.insert(Array(path)) }
             written += 1
             membersWritten?(written)
         }

@@ -38,6 +38,32 @@ import TestSupport
         #expect(archive.entries.map(\.path) == ["A/x", "a/y", "ab", "a.txt", "a-b/c"])
     }
 
+    /// The tables probe past entries of the same hash: with every name
+    /// hashing alike, each case finds the same collision, or none.
+    @Test(arguments: [
+        ["Read.me", "READ.ME"], ["dir/a.txt", "dir/A.TXT"], ["Dir/x", "dir/X"], ["E\u{301}.txt", "\u{e9}.txt"],
+        ["a", "a/b"], ["a/b", "a"], ["x/a", "x/a/b/c"], ["a", "a/"], ["a/", "a"], ["A", "a/b"], ["a/B", "a/b/c"],
+        ["a/b", "a/c", "a/b"], ["A/", "a/", "A/x", "a/y", "ab", "a.txt", "a-b/c"], ["b/c/d", "b/c/e", "b/f", "b/c"],
+    ])
+    func everyNameHashingAlikeFindsTheSameCollisions(names: [String]) {
+        func error(colliding: Bool) -> ArchiveError? {
+            do { try NameCollisions.check(names, archive: "t.zip", collidingHashes: colliding) } catch { return error }
+            return nil
+        }
+        #expect(error(colliding: true) == error(colliding: false))
+    }
+
+    @Test func everyNameHashingAlikeStillTellsNamesApart() throws {
+        let names = (0..<300).map { "d\($0 % 7)/e\($0 % 5)/f\($0).bin" } + ["d1/e1/F1.BIN", "d3/e2"]
+        #expect(throws: ArchiveError.caseCollision(archive: "t.zip", path: "d1/e1/F1.BIN", with: "d1/e1/f1.bin")) {
+            try NameCollisions.check(Array(names.dropLast()), archive: "t.zip", collidingHashes: true)
+        }
+        #expect(throws: ArchiveError.fileDirectoryCollision(archive: "t.zip", file: "d3/e2", member: "d3/e2/f17.bin")) {
+            try NameCollisions.check(Array(names.prefix(300)) + ["d3/e2"], archive: "t.zip", collidingHashes: true)
+        }
+        try NameCollisions.check(Array(names.prefix(300)), archive: "t.zip", collidingHashes: true)
+    }
+
     @Test func messagesNameBothMembers() {
         #expect(ArchiveError.caseCollision(archive: "t.zip", path: "B", with: "b").description
             == "archive 't.zip', member 'B': the path differs only in case from 'b'")

@@ -7,12 +7,11 @@ import TestSupport
 /// What one client, or a crowd of connections, cannot take from the others:
 /// connection slots, descriptors, memory files; and how the daemon gates
 /// and logs peers.
-// Timing-sensitive under load: beside the parallel suite on two cores, one
-// of its tests failed (a client's receive timing out, or a reply status
-// missing) in 3 of 4 clean CI runs. Until that is understood the suite runs
-// only with ASSETPACKS_SOAK=1 (it passes alone: `ASSETPACKS_SOAK=1 swift
-// test --skip-build --filter DaemonLimitsTests`).
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["ASSETPACKS_SOAK"] == "1"))
+///
+/// Every wait here is for a condition: the daemon's own timeouts are set far
+/// beyond what the test takes, or the test checks what happened after one,
+/// never how fast.
+@Suite(.serialized)
 struct DaemonLimitsTests {
     typealias Daemon = DaemonTests.Daemon
     typealias RawClient = DaemonTests.RawClient
@@ -22,22 +21,22 @@ struct DaemonLimitsTests {
     static let request = DaemonRequest(pack: "stress", path: "tiny/t001").encoded
 
     func served(_ manager: AssetPackManager) throws -> Bool {
-        try AssetPackClient.connect(container: manager.container, timeout: 5)
+        try AssetPackClient.connect(container: manager.container, timeout: 30)
             .descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17
     }
 
     @Test(.timeLimit(.minutes(1))) func idleConnectionsDoNotStarveAWorkingClient() throws {
         let s = TemporaryDirectory("assetpack-daemon-idle-crowd")
         let manager = try setUp(s)
-        // One user may take every slot here, so the daemon-wide limit is what bites.
-        let daemon = try Daemon(s.container, ["--max-connections-per-user", "256"])
+        // One user may take every slot here, so the daemon-wide limit is what
+        // bites; no idle connection times out while the test runs.
+        let daemon = try Daemon(s.container, ["--max-connections-per-user", "256", "--first-request-timeout", "120"])
         let path = manager.container.daemonSocketPath
         // Every slot taken by a connection that sends nothing…
         let idle = try (0..<256).map { _ in try RawClient(path) }
-        // …and a working client is served at once, in place of the oldest.
-        let started = Date()
+        // …and a working client is served in place of the oldest, not after
+        // any idle connection's timeout (120 s, 300 s: its own is 30 s).
         #expect(try served(manager))
-        #expect(Date().timeIntervalSince(started) < 2)
         #expect(try idle[0].isClosed())
         // The newest idle connection still works.
         try idle[255].socket.sendAll(Self.request)
@@ -49,7 +48,7 @@ struct DaemonLimitsTests {
         let s = TemporaryDirectory("assetpack-daemon-per-user")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, ["--max-connections-per-user", "3", "--request-timeout", "20", "--first-request-timeout", "20",
+        let daemon = try Daemon(s.container, ["--max-connections-per-user", "3", "--request-timeout", "50", "--first-request-timeout", "50",
                                               "--allow-uid", "nobody"])
         let path = manager.container.daemonSocketPath
         // Two requests under way and one connection idle: the user's next
@@ -81,7 +80,7 @@ struct DaemonLimitsTests {
     @Test(.timeLimit(.minutes(1))) func aConnectionThatSendsNoWholeRequestIsDroppedSoon() throws {
         let s = TemporaryDirectory("assetpack-daemon-first-request")
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, ["--first-request-timeout", "0.5", "--request-timeout", "10"])
+        let daemon = try Daemon(s.container, ["--first-request-timeout", "0.5", "--request-timeout", "120"])
         let path = manager.container.daemonSocketPath
         let started = Date()
         let silent = try RawClient(path)
@@ -90,12 +89,13 @@ struct DaemonLimitsTests {
         let working = try RawClient(path)
         try working.socket.sendAll(Self.request)
         #expect(try working.replyStatus() == 0)
-        // Closed without a word, and refused as cut short, after 0.5 s, not 300 s or 10 s.
+        // Closed without a word, and refused as cut short, after 0.5 s, not
+        // after the idle (300 s) or request (120 s) timeout.
         #expect(try silent.isClosed())
         #expect(try half.replyStatus() == 65)
         #expect(try half.isClosed())
         let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed >= 0.5 && elapsed < 5, "\(elapsed)")
+        #expect(elapsed >= 0.5 && elapsed < 60, "\(elapsed)")
         // A connection that sent its first request in time is not held to it.
         #expect(try Poll.readable([working.socket.descriptor.rawValue], timeout: 1).isEmpty)
         try working.socket.sendAll(Self.request)
@@ -109,7 +109,8 @@ struct DaemonLimitsTests {
     @Test(.timeLimit(.minutes(1))) func aLowDescriptorLimitAnswersOrClosesEveryConnection() throws {
         let s = TemporaryDirectory("assetpack-daemon-ulimit")
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, [], descriptors: 64)
+        // The connections it keeps wait for their first request meanwhile.
+        let daemon = try Daemon(s.container, ["--first-request-timeout", "50"], descriptors: 64)
         #expect(daemon.child.stderr.contains("ulimit -n 64 leaves room for"), "\(daemon.child.stderr)")
         let path = manager.container.daemonSocketPath
         let crowd = try (0..<100).map { _ in try RawClient(path) }
@@ -121,7 +122,7 @@ struct DaemonLimitsTests {
                 switch try raw.replyStatus() {
                 case nil: closed += 1
                 case let status?:
-                    #expect(status == 0 || status == 68)
+                    #expect(status == 0 || status == 68, "status \(status)")
                     answered += 1
                 }
             } catch let error as Errno where error == .brokenPipe || error == .connectionReset {

@@ -198,7 +198,8 @@ import TestSupport
     @Test(.timeLimit(.minutes(1))) func garbageAndTruncatedRequestsLeaveTheDaemonServing() throws {
         let s = TemporaryDirectory("assetpack-daemon-garbage")
         let manager = try setUp(s)
-        let daemon = try Daemon(s.container, ["--request-timeout", "2"])
+        // A request timeout far beyond what 20 lookups take on a loaded machine.
+        let daemon = try Daemon(s.container, ["--first-request-timeout", "6", "--request-timeout", "6"])
         let path = manager.container.daemonSocketPath
         let client = try AssetPackClient.connect(container: manager.container)
         func stillServing() throws -> Bool {
@@ -239,9 +240,8 @@ import TestSupport
         for _ in 0..<20 { #expect(try stillServing()) }
         // Served before the daemon gave up on the half request: it has not answered it yet.
         #expect(try Poll.readable([half.socket.descriptor.rawValue], timeout: 0).isEmpty)
-        #expect(Date().timeIntervalSince(started) < 2)
         #expect(try half.replyStatus() == 65)
-        #expect(Date().timeIntervalSince(started) >= 2)
+        #expect(Date().timeIntervalSince(started) >= 5.5)  // the timeout counts from the connect, just before
         #expect(try half.isClosed())
         // Half a request, then gone.
         let quitter = try RawClient(path)

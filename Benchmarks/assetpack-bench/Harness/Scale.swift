@@ -18,7 +18,7 @@ struct Scale {
     var zipEntries: Int { quick ? 20_000 : 100_000 }
     /// `install`: members of the installed pack (64–1024 B each).
     var installMembers: Int { quick ? 10_000 : 100_000 }
-    var installRounds: Int { quick ? 2 : 3 }
+    var installRounds: Int { rounds ?? (quick ? 2 : 3) }
     /// `readers`: members of the pack the readers read (1–16 KiB each).
     var readersMembers: Int { quick ? 2_000 : 10_000 }
     /// `readers`: seconds each worker reads per phase, and phases per count.

@@ -44,10 +44,10 @@ enum DaemonCommand: Command {
         help: "Connections one user may hold at once; past it that user's oldest idle connection is closed, or the new one is told to retry (default: 128).")
     static let memoryCache = Option.value(
         "memory-cache", placeholder: "bytes",
-        help: "Keep up to this many bytes of inflated members to hand out again, one shared memory file per member (suffix K, M or G; default: 1G).")
+        help: "Keep up to this many bytes of inflated members to hand out again, one shared memory file per member (suffix K, M, G or T; default: 1G).")
     static let memoryBudget = Option.value(
         "memory-budget", placeholder: "bytes",
-        help: "Memory files one user may hold through its open connections, in distinct bytes; past it requests are refused as busy (suffix K, M or G; default: 1G).")
+        help: "Memory files one user may hold through its open connections, in distinct bytes; past it requests are refused as busy (suffix K, M, G or T; default: 1G).")
 
     static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
                           maxConnectionsPerUser, memoryCache, memoryBudget]
@@ -78,8 +78,10 @@ enum DaemonCommand: Command {
             guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections-per-user' needs a whole number of at least 1") }
             configuration.maximumConnectionsPerUser = Int(n)
         }
-        if let text = arguments.value(memoryCache) { configuration.memoryCacheBytes = try bytes(text, "memory-cache") }
-        if let text = arguments.value(memoryBudget) { configuration.memoryBudgetPerUser = try bytes(text, "memory-budget") }
+        // The daemon counts memory in Int64.
+        let most = UInt64(Int64.max)
+        if let n = try arguments.byteCount(memoryCache, maximum: most) { configuration.memoryCacheBytes = Int64(n) }
+        if let n = try arguments.byteCount(memoryBudget, maximum: most) { configuration.memoryBudgetPerUser = Int64(n) }
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
 
         let manager = try StoreOptions.manager(arguments)
@@ -92,21 +94,6 @@ enum DaemonCommand: Command {
         withExtendedLifetime(signals) {}
         Output.error("assetpack daemon: stopped")
         return ExitCode.success
-    }
-
-    /// A byte count: a whole number, perhaps with a suffix K, M or G (powers of 1024).
-    static func bytes(_ text: String, _ option: String) throws(CLIError) -> Int64 {
-        let shifts: [Character: Int64] = ["K": 10, "M": 20, "G": 30]
-        var digits = Substring(text)
-        var shift: Int64 = 0
-        if let last = text.last?.uppercased().first, let s = shifts[last] {
-            shift = s
-            digits = digits.dropLast()
-        }
-        guard let n = Int64(digits), n >= 0, n <= Int64.max >> shift else {
-            throw .usage("'--\(option)' needs a number of bytes, such as 65536, 512K or 1G")
-        }
-        return n << shift
     }
 
     /// A user name or number.

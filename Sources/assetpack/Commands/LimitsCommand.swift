@@ -30,8 +30,8 @@ enum LimitsCommand: Command {
     static let options = [memberSize, ratio, ratioExemptSize, packSize, reset, CommonOptions.json] + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
-        let sizes = (member: try size(memberSize, arguments), ratio: try size(ratio, arguments, suffixes: false),
-                     exempt: try size(ratioExemptSize, arguments), pack: try size(packSize, arguments))
+        let sizes = (member: try arguments.byteCount(memberSize), ratio: try arguments.wholeNumber(ratio),
+                     exempt: try arguments.byteCount(ratioExemptSize), pack: try arguments.byteCount(packSize))
         let setting = sizes.member != nil || sizes.ratio != nil || sizes.exempt != nil || sizes.pack != nil
         let resetting = arguments.flag(reset)
         if setting && resetting { throw .usage("--reset cannot be combined with a limit") }
@@ -81,23 +81,5 @@ enum LimitsCommand: Command {
         let maximumCompressionRatio: UInt64
         let compressionRatioExemptSize: UInt64
         let maximumPackSize: UInt64
-    }
-
-    /// The option's value as a whole number, with a K, M, G or T suffix
-    /// (powers of 1024) when `suffixes`; a usage error when it is not one.
-    static func size(_ option: Option, _ arguments: Arguments, suffixes: Bool = true) throws(CLIError) -> UInt64? {
-        guard let text = arguments.value(option) else { return nil }
-        var digits = Substring(text)
-        var shift: UInt64 = 0
-        if suffixes, let last = digits.last, let index = "KMGT".firstIndex(of: Character(last.uppercased())) {
-            shift = UInt64("KMGT".distance(from: "KMGT".startIndex, to: index) + 1) * 10
-            digits = digits.dropLast()
-        }
-        let what = suffixes ? "a number of bytes (with K, M, G or T)" : "a whole number"
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = UInt64(digits),
-              value <= UInt64.max >> shift else {
-            throw .usage("'\(option.longSpelling)' needs \(what), not '\(text)'")
-        }
-        return value << shift
     }
 }

@@ -106,8 +106,6 @@ enum ServeCommand: Command {
 
     /// A byte count option (suffix K, M, G or T), at most `Int64.max`.
     static func bytes(_ option: Option, _ arguments: Arguments) throws(CLIError) -> Int64? {
-        guard let value = try LimitsCommand.size(option, arguments) else { return nil }
-        guard value <= UInt64(Int64.max) else { throw .usage("'\(option.longSpelling)' is too large") }
-        return Int64(value)
+        try arguments.byteCount(option, maximum: UInt64(Int64.max)).map { Int64($0) }
     }
 }

@@ -116,6 +116,37 @@ struct Arguments {
         return values[option.name] ?? []
     }
 
+    /// The option's value as a byte count, if given: a whole number, or one
+    /// with a suffix K, M, G or T (powers of 1024). A usage error when it is
+    /// not one (or does not fit in 64 bits), or is more than `maximum`.
+    func byteCount(_ option: Option, maximum: UInt64 = .max) throws(CLIError) -> UInt64? {
+        try wholeNumber(option, suffixes: true, maximum: maximum)
+    }
+
+    /// The option's value as a whole number, if given; a usage error when it
+    /// is not one (or does not fit in 64 bits), or is more than `maximum`.
+    func wholeNumber(_ option: Option, maximum: UInt64 = .max) throws(CLIError) -> UInt64? {
+        try wholeNumber(option, suffixes: false, maximum: maximum)
+    }
+
+    private func wholeNumber(_ option: Option, suffixes: Bool, maximum: UInt64) throws(CLIError) -> UInt64? {
+        guard let text = value(option) else { return nil }
+        var digits = Substring(text)
+        var shift: UInt64 = 0
+        if suffixes, let last = digits.last, let index = "KMGT".firstIndex(of: Character(last.uppercased())) {
+            shift = UInt64("KMGT".distance(from: "KMGT".startIndex, to: index) + 1) * 10
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = UInt64(digits), n <= UInt64.max >> shift else {
+            let what = suffixes ? "a number of bytes (with K, M, G or T)" : "a whole number"
+            throw .usage("'\(option.longSpelling)' needs \(what), not '\(text)'")
+        }
+        guard n << shift <= maximum else {
+            throw .usage("'\(option.longSpelling)' may be at most \(maximum)\(suffixes ? " bytes" : ""), not '\(text)'")
+        }
+        return n << shift
+    }
+
     /// The option's value as a non-negative number, if given; a usage error
     /// when it is not one.
     func number(_ option: Option) throws(CLIError) -> Double? {
