@@ -9,6 +9,8 @@ package final class ServeHost: @unchecked Sendable {
     package let port: UInt16
     private let process: Process
     private let logDirectory: TemporaryDirectory
+    private let output: Pipe
+    private let firstOutput: [UInt8]
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -27,6 +29,7 @@ package final class ServeHost: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logDirectory.file("log")))
         try process.run()
         self.process = process
+        self.output = output
         // The first line on standard output is the URL, once it listens.
         var line: [UInt8] = []
         while !line.contains(UInt8(ascii: "\n")) {
@@ -34,6 +37,7 @@ package final class ServeHost: @unchecked Sendable {
             if chunk.isEmpty { break }
             line += chunk
         }
+        firstOutput = line
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let url = URL(string: text), let port = url.port, text.hasPrefix("http://") else {
             Self.end(process)
@@ -49,14 +53,19 @@ package final class ServeHost: @unchecked Sendable {
     /// Whether the server process is still running.
     package var isRunning: Bool { process.isRunning }
 
-    /// Stops the server (SIGTERM, SIGKILL if it is still there after 20 s)
-    /// and returns its exit status.
+    /// Everything the server wrote to standard output; call after ``stop(_:)``.
+    package var standardOutput: String {
+        String(decoding: firstOutput + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// Stops the server (`signal`, then SIGKILL if it is still there after
+    /// 20 s) and returns its exit status.
     @discardableResult
-    package func stop() -> Int32 { Self.end(process) }
+    package func stop(_ signal: Int32 = SIGTERM) -> Int32 { Self.end(process, signal) }
 
     @discardableResult
-    static func end(_ process: Process) -> Int32 {
-        if process.isRunning { process.terminate() }
+    static func end(_ process: Process, _ signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }

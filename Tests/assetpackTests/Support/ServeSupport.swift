@@ -5,32 +5,26 @@ import TestSupport
 import Glibc
 #endif
 
-/// A running `assetpack serve DIR --port 0 …`, its URL read from the one
-/// line it prints; killed when the value goes away, whatever happened.
+/// A running `assetpack serve DIR --port 0 …` (TestSupport's ``ServeHost``)
+/// with what the serve tests ask of it: curl against its URLs, raw
+/// connections, and a stop that checks it ended cleanly.
 final class ServeProcess {
-    let child: Child
+    let host: ServeHost
+    /// The URL it printed, with its trailing slash.
     let url: String
-    let port: UInt16
+    var port: UInt16 { host.port }
+    /// Its access log and messages (standard error) so far.
+    var log: String { host.log }
 
     init(_ directory: String, _ extra: [String] = []) throws {
-        let child = try Child(CLI.binary, ["serve", directory, "--port", "0"] + extra)
-        self.child = child
-        let up = eventually(timeout: 30) { !child.process.isRunning || child.stdout.contains("\n") }
-        guard up, child.process.isRunning else { throw TestFailure("serve did not start: \(child.stderr)") }
-        let url = String(child.stdout.split(separator: "\n")[0])
-        self.url = url
-        guard let colon = url.dropLast().lastIndex(of: ":"), let p = UInt16(url.dropLast()[url.index(after: colon)...]) else {
-            throw TestFailure("not a URL: \(url)")
-        }
-        port = p
+        host = try ServeHost(root: directory, extra, executable: CLI.binary)
+        url = host.baseURL + "/"
     }
 
     /// SIGTERM (or `signal`), then checks that it exited 0 and said so.
     func stop(_ signal: Int32 = SIGTERM) {
-        child.signal(signal)
-        #expect(child.wait(timeout: 20), "serve did not stop")
-        #expect(child.exitStatus == 0, "\(child.stderr)")
-        #expect(child.stderr.contains("assetpack serve: stopped"))
+        #expect(host.stop(signal) == 0, "\(log)")
+        #expect(log.contains("assetpack serve: stopped"))
     }
 
     /// Runs the real `curl` with `args`, then the URLs of `paths` on the server.
