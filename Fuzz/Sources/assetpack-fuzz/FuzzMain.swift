@@ -43,7 +43,10 @@ import FuzzTargets
         case .catalog: callback = { FuzzTarget.catalog.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         case .httpRequest: callback = { FuzzTarget.httpRequest.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         }
-        var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
+        let strings = CommandLine.arguments.map { strdup($0) }
+        // Freed when the run ends, or LeakSanitizer reports them at exit.
+        defer { strings.forEach { free($0) } }
+        var argv: [UnsafeMutablePointer<CChar>?] = strings + [nil]
         var argc = Int32(argv.count - 1)
         return argv.withUnsafeMutableBufferPointer { buffer in
             var base = buffer.baseAddress
