@@ -1,4 +1,5 @@
 internal import CCurl
+import AssetSystem
 
 /// A blocking HTTP client over one libcurl easy handle: GETs whose bodies go
 /// to a callback as they arrive. Requests of one client run one at a time
@@ -7,9 +8,10 @@ internal import CCurl
 /// HTTP/1.1 and HTTP/2 (ALPN over TLS); TLS with the system's certificate
 /// authorities plus ``Configuration/caFile``; proxies from `http_proxy`,
 /// `https_proxy`, `no_proxy` (libcurl's default); redirects followed up to
-/// ``Configuration/maximumRedirects``. A body that delivers less than
+/// ``Configuration/maximumRedirects``. A response that delivers no byte for
+/// ``Configuration/stallTimeout`` seconds, or less than
 /// ``Configuration/lowSpeedLimit`` bytes a second for
-/// ``Configuration/lowSpeedTime`` seconds ends the request as
+/// ``Configuration/lowSpeedTime`` seconds, ends the request as
 /// ``Failure/Kind/timedOut``.
 public final class HTTPClient {
     public struct Configuration: Sendable {
@@ -18,7 +20,9 @@ public final class HTTPClient {
         public var maximumRedirects = 10
         /// Seconds to wait for a connection.
         public var connectTimeout = 30
-        /// Bytes a second below which a body counts as stalled…
+        /// Seconds without a byte after which a response counts as stalled.
+        public var stallTimeout = 30.0
+        /// Bytes a second below which a body counts as too slow…
         public var lowSpeedLimit = 1
         /// …when it stays below for this many seconds.
         public var lowSpeedTime = 30
@@ -109,10 +113,11 @@ public final class HTTPClient {
         }
         defer { curl_slist_free_all(headers) }
         return try withoutActuallyEscaping(body) { (body) throws(Failure) -> Head in
-            let transfer = Transfer(handle: handle, body: body)
+            let transfer = Transfer(handle: handle, stallTimeout: configuration.stallTimeout, body: body)
             return try withExtendedLifetime(transfer) { () throws(Failure) -> Head in
                 try configure(url: url, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
-                let code = curl_easy_perform(handle)
+                var code = curl_easy_perform(handle)
+                if transfer.stalled { code = CURLE_OPERATION_TIMEDOUT }
                 var status = 0
                 _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
                 guard code == CURLE_OK else {
@@ -148,6 +153,9 @@ public final class HTTPClient {
             cas_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, transfer),
             cas_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, readHeader),
             cas_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, transfer),
+            cas_curl_setopt_progress(handle, watchProgress),
+            cas_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, transfer),
+            cas_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
         ]
         if let caFile = c.caFile {
             // CAINFO alone would replace the system's bundle; CAPATH keeps it.
@@ -178,15 +186,27 @@ private final class Transfer {
     let handle: UnsafeMutableRawPointer
     let body: (HTTPClient.Head, UnsafeRawBufferPointer) -> Bool
     var head = HTTPClient.Head(status: 0, etag: nil, rangeStart: nil)
+    let stallNanoseconds: UInt64
+    /// When the last byte (of a header or the body) arrived, or the transfer began.
+    var lastByte = Monotonic.nanoseconds
+    var stalled = false
 
-    init(handle: UnsafeMutableRawPointer, body: @escaping (HTTPClient.Head, UnsafeRawBufferPointer) -> Bool) {
+    init(handle: UnsafeMutableRawPointer, stallTimeout: Double, body: @escaping (HTTPClient.Head, UnsafeRawBufferPointer) -> Bool) {
         self.handle = handle
+        self.stallNanoseconds = UInt64(max(stallTimeout, 0.001) * 1e9)
         self.body = body
+    }
+
+    /// Whether the transfer has gone `stallTimeout` without a byte.
+    func checkStall() -> Bool {
+        if Monotonic.nanoseconds - lastByte > stallNanoseconds { stalled = true }
+        return stalled
     }
 
     /// One header line; a status line starts a new response (a redirect's
     /// or an interim one's headers are forgotten).
     func header(_ line: String) {
+        lastByte = Monotonic.nanoseconds
         if line.hasPrefix("HTTP/") {
             head = HTTPClient.Head(status: 0, etag: nil, rangeStart: nil)
             return
@@ -205,6 +225,7 @@ private final class Transfer {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        lastByte = Monotonic.nanoseconds
         var status = 0
         _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         head.status = status
@@ -217,6 +238,11 @@ private func writeBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ coun
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
     return transfer.write(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+private func watchProgress(_ context: UnsafeMutableRawPointer?, _: curl_off_t, _: curl_off_t, _: curl_off_t, _: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().checkStall() ? 1 : 0
 }
 
 private func readHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {

@@ -48,3 +48,12 @@ static inline CURLcode cas_curl_getinfo_long(CURL *handle, CURLINFO info, long *
 static inline CURLcode cas_curl_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+
+/// The shape of `CURLOPT_XFERINFOFUNCTION`: non-zero stops the transfer.
+typedef int (*cas_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
+                                          curl_off_t upload_total, curl_off_t upload_now);
+
+/// `curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback)`.
+static inline CURLcode cas_curl_setopt_progress(CURL *handle, cas_curl_progress_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}

@@ -39,8 +39,9 @@ import TestSupport
             DownloadRequest(entry, url: base + "/" + prefix + entry.url)
         }
 
-        func downloader(attempts: Int = 6) throws -> Downloader {
+        func downloader(attempts: Int = 6, stallSeconds: Int = 30) throws -> Downloader {
             var options = Downloader.Options()
+            options.http.stallTimeout = Double(stallSeconds)
             options.maximumAttempts = attempts
             options.initialBackoff = 0.01
             options.maximumBackoff = 0.05
@@ -49,13 +50,13 @@ import TestSupport
 
         /// Leaves what a downloader killed after `count` bytes leaves: the
         /// journal entry and the first bytes of the file in `staging/`.
-        func leavePartial(_ request: DownloadRequest, count: Int) throws {
+        func leavePartial(_ request: DownloadRequest, count: Int, etag: String? = nil) throws {
             let file = try dir.read("site/" + request.url.split(separator: "/").last!)
             let name = "P-1234abcd.download"
             try dir.write("container/staging/" + name, Array(file.prefix(count)))
             try store.putJournalEntry(JournalEntry(
                 pack: "P", state: .downloading, url: request.url, catalogVersion: String(request.version), stagingName: name,
-                expectedSize: request.size, sha256: hexBytes(request.sha256)))
+                expectedSize: request.size, sha256: hexBytes(request.sha256), etag: etag))
         }
 
         func big() throws -> [UInt8] { Array(try store.contents(at: "big.bin", inPack: "P")) }
@@ -184,6 +185,30 @@ import TestSupport
         let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1 && gets.first?.status == 200 && gets.first?.range == "bytes=\(entry.size / 3)-")
         #expect(try s.partialFiles().isEmpty)
+    }
+
+    @Test func aChangedFileFailsIfRangeAndRestartsFromZero() throws {
+        let s = try Site()
+        let entry = try s.publish(version: 1)
+        let nginx = try NginxHost(root: s.root)
+        defer { nginx.stop() }
+        let request = s.request(entry, base: nginx.baseURL)
+        try s.leavePartial(request, count: 5000, etag: "\"not-the-file-any-more\"")
+        try s.downloader().download(request)
+        #expect(try s.big() == s.payload[1])
+        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        #expect(gets.count == 1)
+        #expect(gets.first?.status == 200 && gets.first?.range == "bytes=5000-" && gets.first?.ifRange == "\"not-the-file-any-more\"")
+    }
+
+    @Test func aStalledBodyIsATransientFailureAndResumes() throws {
+        let s = try Site()
+        let entry = try s.publish(version: 1, size: 256 << 10)
+        // Every response stalls after 100 KB; each retry resumes where it stopped.
+        let serve = try ServeHost(root: s.root, ["--stall-after", "100000"])
+        defer { _ = serve.stop() }
+        try s.downloader(attempts: 6, stallSeconds: 1).download(s.request(entry, base: serve.baseURL))
+        #expect(try s.big() == s.payload[1])
     }
 
     @Test func aNewerCatalogEntryDiscardsTheOldPartialFile() throws {
