@@ -35,6 +35,9 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// stays for a later resume after `retriesExhausted` and `transport`;
     /// it is discarded otherwise). `detail` says what happened.
     case downloadFailed(url: String, pack: String, problem: DownloadProblem, detail: String)
+    /// The catalog at `url` could not be fetched and no cached copy
+    /// answers for it (`problem` says why; `detail` has the transport's words).
+    case catalogUnavailable(url: String, problem: DownloadProblem, detail: String)
     /// An error of the storage engine (pack validation, locks).
     case store(StoreError)
     /// A system call failed.
@@ -158,6 +161,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "publish to \(path) refused: " + (pack.map { "\($0): " } ?? "") + detail
         case .downloadFailed(let url, let pack, let problem, let detail):
             return "download of '\(pack)' from \(url) failed: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
+        case .catalogUnavailable(let url, let problem, let detail):
+            return "catalog \(url) is unavailable: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
         case .store(let e):
             return e.description
         case .system(let e):

@@ -61,6 +61,12 @@ public final class Downloader {
         public var maximumBackoff = 30.0
 
         public init() {}
+
+        /// The delay before retry number `attempt` (1 for the first), in seconds.
+        public func backoff(after attempt: Int) -> Double {
+            let base = min(maximumBackoff, initialBackoff * Double(1 << min(attempt - 1, 30)))
+            return base * Double.random(in: 0.5...1.0)
+        }
     }
 
     public let store: AssetStore
@@ -127,7 +133,7 @@ public final class Downloader {
                 guard attempt < options.maximumAttempts else {
                     throw failure(request, .retriesExhausted(attempts: attempt), detail)
                 }
-                Monotonic.sleep(backoff(after: attempt))
+                Monotonic.sleep(options.backoff(after: attempt))
             }
         }
     }
@@ -190,21 +196,9 @@ public final class Downloader {
                 return .transient("HTTP 416")
             }
             if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
-            switch (error.kind, error.status) {
-            case (.httpStatus, let status?) where status == 404 || status == 410:
-                return .failed(failure(request, .notFound(status: status)))
-            case (.httpStatus, let status?):
-                return .failed(failure(request, .refused(status: status)))
-            default:
-                return .failed(failure(request, .transport, error.message), keepsPartial: true)
-            }
+            let problem = error.problem
+            return .failed(failure(request, problem, problem == .transport ? error.message : ""), keepsPartial: problem == .transport)
         }
-    }
-
-    /// The delay before retry number `attempt` (1 for the first), in seconds.
-    func backoff(after attempt: Int) -> Double {
-        let base = min(options.maximumBackoff, options.initialBackoff * Double(1 << min(attempt - 1, 30)))
-        return base * Double.random(in: 0.5...1.0)
     }
 
     private func failure(_ request: DownloadRequest, _ problem: DeliveryError.DownloadProblem, _ detail: String = "") -> DeliveryError {

@@ -99,11 +99,13 @@ public final class HTTPClient {
     /// - Parameters:
     ///   - rangeStart: sends `Range: bytes=N-` (when above 0).
     ///   - ifRange: sends `If-Range` with this validator (with a range only).
-    /// - Returns: the final response's head (a `2xx`).
+    ///   - ifNoneMatch: sends `If-None-Match` with this validator; a `304`
+    ///     then returns with no body.
+    /// - Returns: the final response's head (a `2xx` or `304`).
     /// - Throws: `Failure`: an error status (`4xx`/`5xx`) is `.httpStatus`.
     @discardableResult
     public func get(
-        _ url: String, rangeStart: UInt64 = 0, ifRange: String? = nil,
+        _ url: String, rangeStart: UInt64 = 0, ifRange: String? = nil, ifNoneMatch: String? = nil,
         body: (Head, UnsafeRawBufferPointer) -> Bool
     ) throws(Failure) -> Head {
         var headers: UnsafeMutablePointer<curl_slist>?
@@ -111,6 +113,7 @@ public final class HTTPClient {
             headers = curl_slist_append(headers, "Range: bytes=\(rangeStart)-")
             if let ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
         }
+        if let ifNoneMatch { headers = curl_slist_append(headers, "If-None-Match: \(ifNoneMatch)") }
         defer { curl_slist_free_all(headers) }
         return try withoutActuallyEscaping(body) { (body) throws(Failure) -> Head in
             let transfer = Transfer(handle: handle, stallTimeout: configuration.stallTimeout, body: body)

@@ -57,6 +57,8 @@ extension AssetPackError {
             case .transport: code = .downloadFailed
             }
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
+        case .catalogUnavailable(let url, _, _):
+            self.init(.catalogUnavailable, path: url, message: message)
         case .store(let e):
             self.init(e)
         case .system(let e):

@@ -124,6 +124,9 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pack download failed in a way retrying does not mend (TLS, a
         /// bad URL, too many redirects); the partial file stays.
         case downloadFailed = 53
+        /// The catalog (``path`` is its URL) could not be fetched — not
+        /// found, refused, unreachable — and no cached copy answers for it.
+        case catalogUnavailable = 54
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64

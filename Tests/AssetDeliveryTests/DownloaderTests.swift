@@ -88,7 +88,7 @@ import TestSupport
         #expect(reported.last == entry.size)
         #expect(try s.store.journalEntries().isEmpty)
         #expect(try s.partialFiles().isEmpty)
-        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1 && gets.first?.status == 200 && gets.first?.range == "")
     }
 
@@ -102,7 +102,7 @@ import TestSupport
         try s.leavePartial(request, count: half)
         try s.downloader().download(request)
         #expect(try s.big() == s.payload[1])
-        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1)
         let get = try #require(gets.first)
         #expect(get.status == 206)
@@ -167,7 +167,7 @@ import TestSupport
             try s.downloader().download(request)
         }
         // Not retried.
-        #expect(nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }.count == 1)
+        #expect(nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }.count == 1)
         #expect(try s.store.packRecord("P") == nil)
         #expect(try s.store.journalEntries().isEmpty)
         #expect(try s.partialFiles().isEmpty)
@@ -182,7 +182,7 @@ import TestSupport
         try s.leavePartial(request, count: Int(entry.size / 3))
         try s.downloader().download(request)
         #expect(try s.big() == s.payload[1])
-        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1 && gets.first?.status == 200 && gets.first?.range == "bytes=\(entry.size / 3)-")
         #expect(try s.partialFiles().isEmpty)
     }
@@ -196,7 +196,7 @@ import TestSupport
         try s.leavePartial(request, count: 5000, etag: "\"not-the-file-any-more\"")
         try s.downloader().download(request)
         #expect(try s.big() == s.payload[1])
-        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1)
         #expect(gets.first?.status == 200 && gets.first?.range == "bytes=5000-" && gets.first?.ifRange == "\"not-the-file-any-more\"")
     }
@@ -220,7 +220,7 @@ import TestSupport
         let v2 = try s.publish(version: 2)
         try s.downloader().download(s.request(v2, base: nginx.baseURL))
         #expect(try s.big() == s.payload[2])
-        let gets = nginx.accessLog.filter { $0.uri.hasSuffix(".zip") }
+        let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1 && gets.first?.status == 200 && gets.first?.range == "")
         #expect(try s.partialFiles().isEmpty)
     }
@@ -329,7 +329,7 @@ import TestSupport
         #expect(try s.store.journalEntries().count == 1)
         try s.downloader().download(request)
         #expect(try s.big() == s.payload[1])
-        let resumed = try #require(nginx.accessLog.first { $0.uri.hasSuffix(".zip") && $0.status == 206 })
+        let resumed = try #require(nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") && $0.status == 206 }.first)
         #expect(resumed.range.hasPrefix("bytes=") && resumed.range != "bytes=0-")
         #expect(resumed.ifRange.hasPrefix("\""))
         #expect(try s.store.journalEntries().isEmpty)

@@ -44,7 +44,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .catalogSignatureInvalid: 36, .catalogRollback: 37, .catalogExpired: 38, .invalidKey: 39,
             .invalidTrustState: 40, .publishRefused: 41,
             .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
-            .downloadRetriesExhausted: 52, .downloadFailed: 53,
+            .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
         for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }

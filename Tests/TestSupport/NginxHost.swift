@@ -161,6 +161,19 @@ package final class NginxHost: @unchecked Sendable {
         }
     }
 
+    /// The logged requests that `matching` selects, once there are at
+    /// least `count` of them (nginx logs a request after its response is
+    /// sent, so the client may see it first), or what there is after 20 s.
+    package func accessLog(count: Int, where matching: (Access) -> Bool) -> [Access] {
+        let deadline = Date().addingTimeInterval(20)
+        var found = accessLog.filter(matching)
+        while found.count < count && Date() < deadline {
+            usleep(5_000)
+            found = accessLog.filter(matching)
+        }
+        return found
+    }
+
     /// What nginx wrote to its error log so far.
     package var errorLog: String { (try? String(contentsOfFile: runDirectory.file("error.log"), encoding: .utf8)) ?? "" }
 
