@@ -30,7 +30,10 @@ final class PartialDownload {
         self.request = request
         let staging = store.container.stagingPath
         let old = try storing(store.journalEntry(forPack: request.pack))
-        if let old, old.state == .downloading, let name = old.stagingName, old.url == request.url,
+        // A name from the index is used only as what this type writes: one
+        // component of `staging/`, ending in `.download`.
+        let oldName = old?.stagingName.flatMap { $0.contains("/") || !$0.hasSuffix(JournalEntry.stagingSuffix) ? nil : $0 }
+        if let old, old.state == .downloading, let name = oldName, old.url == request.url,
            old.expectedSize == request.size, old.sha256 == request.sha256Bytes,
            let fd = try? FileDescriptor.open(staging + "/" + name, [.readWrite, .noFollow]) {
             (length, hasher) = try systemCall { () throws(Errno) in try Self.rehash(fd, atMost: request.size) }
@@ -40,7 +43,7 @@ final class PartialDownload {
             self.resumed = true
             return
         }
-        if let name = old?.stagingName { try? FileSystem.unlink(staging + "/" + name) }
+        if let name = oldName { try? FileSystem.unlink(staging + "/" + name) }
         var name = ""
         self.descriptor = try Self.create(in: staging, pack: request.pack, name: &name)
         self.name = name

@@ -211,6 +211,22 @@ import TestSupport
         #expect(try s.big() == s.payload[1])
     }
 
+    @Test func aJournalNameOutsideStagingIsNeitherReadNorDeleted() throws {
+        let s = try Site()
+        let entry = try s.publish(version: 1)
+        let nginx = try NginxHost(root: s.root)
+        defer { nginx.stop() }
+        let request = s.request(entry, base: nginx.baseURL)
+        try s.dir.write("bystander.download", Array("keep me".utf8))
+        try s.store.putJournalEntry(JournalEntry(
+            pack: "P", state: .downloading, url: request.url, catalogVersion: "1", stagingName: "../../bystander.download",
+            expectedSize: request.size, sha256: Self.hexBytes(request.sha256)))
+        try s.downloader().download(request)
+        #expect(try s.big() == s.payload[1])
+        #expect(try s.dir.read("bystander.download") == Array("keep me".utf8))
+        #expect(nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }.first?.range == "")
+    }
+
     @Test func aNewerCatalogEntryDiscardsTheOldPartialFile() throws {
         let s = try Site()
         let v1 = try s.publish(version: 1)
