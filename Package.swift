@@ -13,6 +13,8 @@ let package = Package(
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The HTTP client of downloads (libcurl easy; thin setopt/getinfo helpers in its shim).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Whole-buffer inflate, where the inflated size is known (zlib streams the rest).
         .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // The syscalls Swift should not spell itself.
@@ -25,7 +27,7 @@ let package = Package(
         .target(name: "AssetIndex", dependencies: ["AssetSystem", "CLMDB"]),
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
         // Catalogs: parse, sign (Ed25519), verify, rollback state; publishing.
-        .target(name: "AssetDelivery", dependencies: ["AssetStore", "AssetArchive", "AssetJSON", "AssetSystem", "CCrypto"]),
+        .target(name: "AssetDelivery", dependencies: ["AssetStore", "AssetArchive", "AssetJSON", "AssetSystem", "CCrypto", "CCurl"]),
         .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON", "AssetDelivery"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // `assetpack serve`: the development HTTP/1.1 server; only the CLI links it.
@@ -54,7 +56,9 @@ let package = Package(
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
-        .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetArchive", "AssetSystem", "TestSupport",
+                                                               // the downloader killed mid-download; `serve`'s faults
+                                                               "assetpack-testhelper", "assetpack"]),
         .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "TestSupport"]),
         .testTarget(name: "AssetServerTests", dependencies: ["AssetServer", "AssetSystem", "TestSupport"]),
         .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper", "TestSupport"]),
@@ -63,7 +67,7 @@ let package = Package(
         // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery"],
             path: "Tests/assetpack-testhelper"),
 
         // The fuzz harness (Fuzz/README.md): the decoders' fuzz targets, one

@@ -31,6 +31,13 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidTrustState(path: String, detail: String)
     /// `publish` refused: `pack` is the pack (ID or file) it concerns.
     case publishRefused(path: String, pack: String?, problem: PublishProblem, detail: String)
+    /// The download of `pack` from `url` failed for good (the partial file
+    /// stays for a later resume after `retriesExhausted` and `transport`;
+    /// it is discarded otherwise). `detail` says what happened.
+    case downloadFailed(url: String, pack: String, problem: DownloadProblem, detail: String)
+    /// The catalog at `url` could not be fetched and no cached copy
+    /// answers for it (`problem` says why; `detail` has the transport's words).
+    case catalogUnavailable(url: String, problem: DownloadProblem, detail: String)
     /// An error of the storage engine (pack validation, locks).
     case store(StoreError)
     /// A system call failed.
@@ -90,6 +97,24 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case malformedPublicKey
     }
 
+    /// Why a download failed.
+    public enum DownloadProblem: Sendable, Equatable {
+        /// The server answered 404 or 410.
+        case notFound(status: Int)
+        /// The server answered another status that retrying does not mend
+        /// (403, other 4xx).
+        case refused(status: Int)
+        /// The file is not the catalog's size: `received` bytes came (or
+        /// were about to: more than `expected`).
+        case sizeMismatch(expected: UInt64, received: UInt64)
+        /// The file's SHA-256 is not the catalog's.
+        case checksumMismatch(expected: String, found: String)
+        /// Transient failures went on through `attempts` attempts.
+        case retriesExhausted(attempts: Int)
+        /// A failure retrying does not mend: TLS, a bad URL, too many redirects.
+        case transport
+    }
+
     /// Why a publish is refused.
     public enum PublishProblem: Sendable, Equatable {
         /// The pack's version is lower than the catalog's.
@@ -134,10 +159,29 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): damaged trust state: \(detail)"
         case .publishRefused(let path, let pack, _, let detail):
             return "publish to \(path) refused: " + (pack.map { "\($0): " } ?? "") + detail
+        case .downloadFailed(let url, let pack, let problem, let detail):
+            return "download of '\(pack)' from \(url) failed: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
+        case .catalogUnavailable(let url, let problem, let detail):
+            return "catalog \(url) is unavailable: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
         case .store(let e):
             return e.description
         case .system(let e):
             return e.description
+        }
+    }
+}
+
+extension DeliveryError.DownloadProblem {
+    var summary: String {
+        switch self {
+        case .notFound(let status): return "not found (HTTP \(status))"
+        case .refused(let status): return "refused (HTTP \(status))"
+        case .sizeMismatch(let expected, let received):
+            return received > expected ? "more than the catalog's \(expected) bytes arrived"
+                : "\(received) bytes arrived, the catalog says \(expected)"
+        case .checksumMismatch(let expected, let found): return "SHA-256 \(found) is not the catalog's \(expected)"
+        case .retriesExhausted(let attempts): return "gave up after \(attempts) attempts"
+        case .transport: return "the transfer failed"
         }
     }
 }

@@ -59,6 +59,30 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
     public let installDate: Date
     /// SHA-256 of the archive, 64 lowercase hex digits.
     public let sha256: String
+    /// Where the pack stands between the catalog and the container.
+    public internal(set) var status: Status
+
+    /// Where a pack stands, as Apple's `AssetPack.Status`: installed or not,
+    /// and against the catalog, when the manager has one.
+    public struct Status: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// The catalog has it and it is not installed.
+        public static let downloadAvailable = Status(rawValue: 1 << 0)
+        /// It is installed and the catalog has another version.
+        public static let updateAvailable = Status(rawValue: 1 << 1)
+        /// It is installed as the catalog has it.
+        public static let upToDate = Status(rawValue: 1 << 2)
+        /// It is installed in another version than the catalog's.
+        public static let outOfDate = Status(rawValue: 1 << 3)
+        /// It is installed and the catalog no longer lists it.
+        public static let obsolete = Status(rawValue: 1 << 4)
+        /// A download of it is under way or was cut short (the journal has it).
+        public static let downloading = Status(rawValue: 1 << 5)
+        /// It is installed.
+        public static let downloaded = Status(rawValue: 1 << 6)
+    }
 
     init(_ record: PackRecord) {
         id = record.id
@@ -70,6 +94,7 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
         totalSize = record.totalSize
         installDate = record.installDate
         sha256 = SHA256.hex(record.sha256)
+        status = .downloaded
     }
 }
 

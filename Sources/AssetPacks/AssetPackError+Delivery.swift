@@ -43,6 +43,22 @@ extension AssetPackError {
             self.init(.invalidTrustState, path: path, message: message)
         case .publishRefused(let path, let pack, let problem, _):
             self.init(.publishRefused, reason: Reason(problem), pack: pack, path: path, message: message)
+        case .downloadFailed(let url, let pack, let problem, _):
+            let code: Code
+            var reason = Reason.unspecified
+            switch problem {
+            case .notFound: code = .downloadNotFound
+            case .refused: code = .downloadRefused
+            case .sizeMismatch(let expected, let received):
+                code = .downloadSizeMismatch
+                reason = received > expected ? .moreBytesThanCatalog : .fewerBytesThanCatalog
+            case .checksumMismatch: code = .downloadChecksumMismatch
+            case .retriesExhausted: code = .downloadRetriesExhausted
+            case .transport: code = .downloadFailed
+            }
+            self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
+        case .catalogUnavailable(let url, _, _):
+            self.init(.catalogUnavailable, path: url, message: message)
         case .store(let e):
             self.init(e)
         case .system(let e):

@@ -108,6 +108,25 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// `publish` refused (``path`` is the directory, ``pack`` the pack;
         /// ``reason`` says why).
         case publishRefused = 41
+        /// A pack download was answered 404 or 410 (``path`` is the URL).
+        case downloadNotFound = 48
+        /// A pack download was answered with another status that retrying
+        /// does not mend: 403, another 4xx (``path`` is the URL).
+        case downloadRefused = 49
+        /// A downloaded pack is not the catalog's size (``reason``: more or fewer bytes).
+        case downloadSizeMismatch = 50
+        /// A downloaded pack's SHA-256 is not the catalog's.
+        case downloadChecksumMismatch = 51
+        /// A pack download kept failing transiently (no connection, broken
+        /// or stalled, 408, 429, 5xx) through every attempt; the partial file
+        /// stays for a later resume.
+        case downloadRetriesExhausted = 52
+        /// A pack download failed in a way retrying does not mend (TLS, a
+        /// bad URL, too many redirects); the partial file stays.
+        case downloadFailed = 53
+        /// The catalog (``path`` is its URL) could not be fetched — not
+        /// found, refused, unreachable — and no cached copy answers for it.
+        case catalogUnavailable = 54
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64
@@ -275,6 +294,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case packChanged = 835
         /// A base URL or expiry that cannot be used.
         case badPublishArgument = 836
+
+        // downloadSizeMismatch
+        /// More bytes arrived than the catalog's size.
+        case moreBytesThanCatalog = 840
+        /// The file ended before the catalog's size.
+        case fewerBytesThanCatalog = 841
     }
 
     /// What went wrong.

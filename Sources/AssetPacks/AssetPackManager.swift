@@ -69,13 +69,17 @@ public final class AssetPackManager: Sendable {
         /// default, enforces the container's, or ``Limits/defaults`` when it
         /// records none.
         public var limits: Limits?
+        /// Where packs are downloaded from (``ensureLocalAvailability(of:)``);
+        /// `nil`: this manager only works with what is installed.
+        public var catalog: CatalogSource?
 
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
-                    limits: Limits? = nil) {
+                    limits: Limits? = nil, catalog: CatalogSource? = nil) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
             self.clearsStaleReaders = clearsStaleReaders
             self.limits = limits
+            self.catalog = catalog
         }
     }
 
@@ -83,6 +87,8 @@ public final class AssetPackManager: Sendable {
 
     /// The container this manager works in.
     public let container: Container
+    /// Where this manager downloads packs from, if anywhere.
+    public let catalogSource: CatalogSource?
 
     /// A manager for `container` (by default the default group's).
     ///
@@ -98,6 +104,7 @@ public final class AssetPackManager: Sendable {
         engineOptions.limits = options.limits.map(PackLimits.init)
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
+        self.catalogSource = options.catalog
     }
 
     /// The installed pack with this ID.

@@ -21,6 +21,9 @@ public struct AssetPackProgress: Sendable, Hashable {
         case indexing
         /// Verifying the container (bytes with `deep`, else members).
         case verifying
+        /// Downloading a pack file (bytes on disk, a resumed download's
+        /// earlier ones included).
+        case downloading
     }
 
     /// What `completed` and `total` count.

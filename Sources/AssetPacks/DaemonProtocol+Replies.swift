@@ -52,7 +52,9 @@ enum DaemonReply {
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
-             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused:
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
+             .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
+             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable:
             return failure(.daemonFailed, message: error.message)
         }
         return failure(error.code, number: number, fields: fields, message: error.message)
@@ -166,7 +168,9 @@ enum DaemonReply {
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
-             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused:
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
+             .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
+             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable:
             return .failure(.init("status \(status), which the daemon does not send"))
         }
         return .success(e)

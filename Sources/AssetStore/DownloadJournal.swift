@@ -23,12 +23,15 @@ public struct JournalEntry: Sendable, Hashable {
     /// The archive's expected size and SHA-256, when the catalog gave them.
     public var expectedSize: UInt64
     public var sha256: [UInt8]
+    /// The validator (`ETag`) the server gave for the bytes already in the
+    /// partial file, sent as `If-Range` when the download resumes.
+    public var etag: String?
 
     /// The suffix of partial downloads in `staging/`.
     public static let stagingSuffix = ".download"
 
     public init(pack: String, state: State, url: String, catalogVersion: String?, stagingName: String?,
-                expectedSize: UInt64, sha256: [UInt8]) {
+                expectedSize: UInt64, sha256: [UInt8], etag: String? = nil) {
         self.pack = pack
         self.state = state
         self.url = url
@@ -36,6 +39,7 @@ public struct JournalEntry: Sendable, Hashable {
         self.stagingName = stagingName
         self.expectedSize = expectedSize
         self.sha256 = sha256
+        self.etag = etag
     }
 
     var encoded: [UInt8] {
@@ -48,17 +52,24 @@ public struct JournalEntry: Sendable, Hashable {
         w.string(stagingName ?? "")
         w.u64(expectedSize)
         w.lengthPrefixed(sha256)
+        w.string(etag ?? "")
         return w.bytes
     }
 
-    /// Decodes pack `pack`'s entry; `nil` when the bytes are not one.
+    /// Decodes pack `pack`'s entry; `nil` when the bytes are not one. An
+    /// entry written before the ETag was recorded ends after the SHA-256.
     init?(pack: String, decoding bytes: UnsafeRawBufferPointer) {
         var r = ByteReader(bytes)
         guard r.u8() == 1, let rawState = r.u8(), let state = State(rawValue: rawState), let url = r.string(),
               let hasVersion = r.u8(), let version = r.string(), let staging = r.string(),
-              let size = r.u64(), let sha = r.lengthPrefixed(), r.isAtEnd else { return nil }
+              let size = r.u64(), let sha = r.lengthPrefixed() else { return nil }
+        var etag: String?
+        if !r.isAtEnd {
+            guard let tag = r.string(), r.isAtEnd else { return nil }
+            etag = tag.isEmpty ? nil : tag
+        }
         self.init(pack: pack, state: state, url: url, catalogVersion: hasVersion == 1 ? version : nil,
-                  stagingName: staging.isEmpty ? nil : staging, expectedSize: size, sha256: Array(sha))
+                  stagingName: staging.isEmpty ? nil : staging, expectedSize: size, sha256: Array(sha), etag: etag)
     }
 }
 
@@ -74,6 +85,31 @@ extension AssetStore {
                 }
             }
             return entries
+        }
+    }
+}
+
+extension AssetStore {
+    /// Pack `id`'s journal entry, or `nil`.
+    public func journalEntry(forPack id: String) throws(StoreError) -> JournalEntry? {
+        try snapshot { (txn) throws(StoreError) in
+            guard let bytes = try indexCall({ () throws(LMDBError) in try txn.get(journal, key: id) }) else { return nil }
+            return JournalEntry(pack: id, decoding: bytes)
+        }
+    }
+
+    /// Records `entry` in the journal (replacing the pack's entry), committed
+    /// and durable when this returns.
+    public func putJournalEntry(_ entry: JournalEntry) throws(StoreError) {
+        try update { (txn) throws(StoreError) in
+            try indexCall { () throws(LMDBError) in try txn.put(journal, key: entry.pack, value: entry.encoded) }
+        }
+    }
+
+    /// Removes pack `id`'s journal entry, if it has one.
+    public func removeJournalEntry(forPack id: String) throws(StoreError) {
+        try update { (txn) throws(StoreError) in
+            try indexCall { () throws(LMDBError) in _ = try txn.delete(journal, key: id) }
         }
     }
 }

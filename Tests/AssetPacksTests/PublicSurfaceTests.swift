@@ -43,6 +43,8 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .invalidCatalog: 32, .unsupportedCatalogFormat: 33, .catalogUnsigned: 34, .catalogKeyMismatch: 35,
             .catalogSignatureInvalid: 36, .catalogRollback: 37, .catalogExpired: 38, .invalidKey: 39,
             .invalidTrustState: 40, .publishRefused: 41,
+            .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
+            .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
         for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }
@@ -56,7 +58,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .malformedSignature: 800, .signatureMismatch: 801, .olderSequence: 810, .sequenceReused: 811,
             .malformedPrivateKey: 820, .malformedPublicKey: 821, .versionBackwards: 830, .versionReused: 831,
             .duplicatePackInPublish: 832, .signedByOtherKey: 833, .signatureRequired: 834, .packChanged: 835,
-            .badPublishArgument: 836,
+            .badPublishArgument: 836, .moreBytesThanCatalog: 840, .fewerBytesThanCatalog: 841,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }

@@ -93,7 +93,8 @@ package final class NginxHost: @unchecked Sendable {
                 events { worker_connections 4096; }
                 http {
                     include /etc/nginx/mime.types;
-                    access_log \(r)/access.log;
+                    log_format assetpacks '$request_method $uri $status $bytes_sent "$http_range" "$http_if_range" "$http_if_none_match"';
+                    access_log \(r)/access.log assetpacks;
                     client_body_temp_path \(r)/body;
                     proxy_temp_path \(r)/proxy;
                     fastcgi_temp_path \(r)/fastcgi;
@@ -131,6 +132,46 @@ package final class NginxHost: @unchecked Sendable {
             guard lastError.contains("Address already in use") else { break }
         }
         throw Unavailable(description: "nginx did not start: \(lastError)")
+    }
+
+    /// One request of the access log.
+    package struct Access: Sendable, Equatable {
+        package var method: String
+        package var uri: String
+        package var status: Int
+        /// Bytes sent, headers included.
+        package var bytesSent: Int
+        /// The `Range`, `If-Range` and `If-None-Match` headers ("" when absent).
+        package var range: String
+        package var ifRange: String
+        package var ifNoneMatch: String
+    }
+
+    /// The requests nginx logged so far (a request is logged when it ends).
+    package var accessLog: [Access] {
+        let text = (try? String(contentsOfFile: runDirectory.file("access.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let quoted = line.split(separator: "\"", omittingEmptySubsequences: false)
+            let plain = quoted[0].split(separator: " ")
+            guard plain.count >= 4, quoted.count >= 6, let status = Int(plain[2]), let sent = Int(plain[3]) else { return nil }
+            // nginx writes a `"` inside a value as `\x22`.
+            let dash: (Substring) -> String = { $0 == "-" ? "" : $0.replacingOccurrences(of: "\\x22", with: "\"") }
+            return Access(method: String(plain[0]), uri: String(plain[1]), status: status, bytesSent: sent,
+                          range: dash(quoted[1]), ifRange: dash(quoted[3]), ifNoneMatch: dash(quoted[5]))
+        }
+    }
+
+    /// The logged requests that `matching` selects, once there are at
+    /// least `count` of them (nginx logs a request after its response is
+    /// sent, so the client may see it first), or what there is after 20 s.
+    package func accessLog(count: Int, where matching: (Access) -> Bool) -> [Access] {
+        let deadline = Date().addingTimeInterval(20)
+        var found = accessLog.filter(matching)
+        while found.count < count && Date() < deadline {
+            usleep(5_000)
+            found = accessLog.filter(matching)
+        }
+        return found
     }
 
     /// What nginx wrote to its error log so far.

@@ -14,6 +14,8 @@ import AssetPacks
 ///     hold-snapshot --container C
 ///     install     --container C --pack FILE    (ASSETPACKS_CRASH_AT=point[#n] kills it there)
 ///     remove      --container C --id ID        (likewise)
+///     download    --container C --id ID --url U --version V --size N --sha256 H
+///                 (one download through AssetDelivery's Downloader)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -74,6 +76,8 @@ do {
         report(try CrashingWriter.install(options))
     case "remove":
         report(try CrashingWriter.remove(options))
+    case "download":
+        report(try DownloadOnce.run(options))
     default:
         fail("unknown subcommand '\(args[1])'")
     }

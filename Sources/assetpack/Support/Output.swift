@@ -73,4 +73,17 @@ enum Output {
             throw .failure("cannot encode the JSON output: \(error)")
         }
     }
+
+    /// Prints `value` as one line of JSON (keys sorted), for commands that
+    /// report as they go (`sync --json`: a line per pack).
+    static func jsonLine(_ value: some Encodable) throws(CLIError) {
+        let encoder = jsonEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            write(try encoder.encode(value))
+            line()
+        } catch {
+            throw .failure("cannot encode the JSON output: \(error)")
+        }
+    }
 }

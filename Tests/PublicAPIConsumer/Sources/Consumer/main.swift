@@ -188,6 +188,76 @@ expectError(.catalogRollback, "rollback") {
 expectError(.invalidCatalog, "bad catalog") { _ = try AssetPackCatalog.parse(Data("{}".utf8), source: "c") }
 check(AssetPackCatalogVerifier(publicKey: nil, stateDirectory: work + "/trust").publicKey == nil, "keyless verifier")
 
+// Downloads: the published site served over HTTP on 127.0.0.1 (python3's
+// http.server, port 0), fetched into the container by a manager with a catalog.
+let server = Process()
+server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+server.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", work + "/site", "0"]
+let serverOutput = Pipe()
+server.standardOutput = serverOutput
+server.standardError = FileHandle.nullDevice
+try server.run()
+var banner = ""
+while !banner.contains("\n"), let byte = try serverOutput.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
+    banner += String(decoding: byte, as: UTF8.self)
+}
+let port = banner.split(separator: " ").first { Int($0) != nil }.map(String.init) ?? ""
+check(!port.isEmpty, "http.server's port: \(banner)")
+
+// Top-level variables belong to the main actor, which waits below: the
+// downloads get what they use as arguments and run on a detached task.
+func downloads(port: String, work: String, container: AssetPackManager.Container, publicKey: AssetPackPublicKey,
+               media: Data, manager: AssetPackManager) async {
+    var source = AssetPackManager.CatalogSource(url: "http://127.0.0.1:\(port)/catalog.json", publicKey: publicKey)
+    source.maximumAttempts = 2
+    source.initialBackoff = 0.01
+    do {
+        let downloader = try AssetPackManager(container: container, options: AssetPackManager.Options(catalog: source))
+        check(downloader.catalogSource == source, "catalog source")
+        let listed = try await downloader.allAssetPacks()
+        check(listed.map(\.id) == ["com.example.Consumer"] && listed[0].status == .downloadAvailable, "listed from the catalog")
+        let available = try await downloader.assetPack(withID: "com.example.Consumer")
+        let reports = LockedCount()
+        try await downloader.ensureLocalAvailability(of: available, progress: { p in
+            if p.phase == .downloading { reports.add() }
+        })
+        check(reports.value > 0, "download progress")
+        let installed = try await downloader.assetPack(withID: "com.example.Consumer")
+        check(installed.status == [.downloaded, .upToDate] && installed.sha256 == available.sha256, "installed: \(installed.status)")
+        check(try downloader.contents(at: "intro.m4v", searchingInAssetPackWithID: "com.example.Consumer") == media, "downloaded bytes")
+        let other: AssetPack.Status = [.updateAvailable, .outOfDate, .obsolete, .downloading]
+        check(!other.contains(.upToDate) && other.contains(.obsolete), "status set")
+        do {
+            _ = try await downloader.assetPack(withID: "com.example.Nope")
+            check(false, "a pack no one has")
+        } catch {
+            check(error.code == .assetPackNotFound, "not in the catalog: \(error)")
+        }
+        let offline = try AssetPackManager(
+            container: AssetPackManager.Container(path: work + "/offline"),
+            options: AssetPackManager.Options(catalog: AssetPackManager.CatalogSource(url: "http://127.0.0.1:1/catalog.json")))
+        do {
+            try await offline.ensureLocalAvailability(of: available)
+            check(false, "no server, no cache")
+        } catch {
+            check(error.code == .catalogUnavailable, "unreachable catalog: \(error)")
+        }
+        let local = try await manager.allAssetPacks()
+        check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,
+              "a manager without a catalog lists what is installed")
+    } catch {
+        check(false, "downloads: \(error)")
+    }
+}
+let downloaded = DispatchSemaphore(value: 0)
+Task.detached { [port, work, container, publicKey, media, manager] in
+    await downloads(port: port, work: work, container: container, publicKey: publicKey, media: media, manager: manager)
+    downloaded.signal()
+}
+downloaded.wait()
+server.terminate()
+server.waitUntilExit()
+
 print("public API: ok")
 
 final class LockedCount: @unchecked Sendable {

@@ -1,0 +1,177 @@
+import AssetArchive
+import AssetStore
+import AssetSystem
+
+/// Fetches a catalog (`catalog.json` and `catalog.json.sig` beside it) over
+/// HTTP, checks it with ``CatalogVerifier``, and caches what it accepted in
+/// the container, `<container>/catalog/<first 16 hex digits of the URL's
+/// SHA-256>/`:
+///
+/// ```
+/// url               the catalog's URL, for people
+/// catalog.json      the accepted bytes
+/// catalog.json.sig  their signature, when there was one
+/// etag              the server's ETag for catalog.json
+/// ```
+///
+/// A fetch sends the cached ETag as `If-None-Match`; a `304` answers from
+/// the cache. When the server cannot be reached, the cache answers (still
+/// checked: its signature, its expiry). A catalog the verifier refuses
+/// leaves the cache as it was. `etag` is written last and removed first, so
+/// an update cut short is never revalidated: the next fetch gets the whole
+/// catalog again.
+public final class CatalogFetcher {
+    /// Where a fetched catalog came from.
+    public enum Origin: Sendable, Equatable {
+        /// The server sent it (`200`).
+        case server
+        /// The server said it had not changed (`304`).
+        case notModified
+        /// The server could not be reached; `detail` says why.
+        case cacheWhileOffline(detail: String)
+    }
+
+    public let catalogURL: String
+    public let verifier: CatalogVerifier
+    public let options: Downloader.Options
+    /// The cache directory of this catalog URL.
+    public let cacheDirectory: String
+    private let client: HTTPClient
+
+    /// The largest catalog or signature read, in bytes.
+    public static let maximumSize = 16 << 20
+
+    /// - Throws: `.catalogUnavailable` (`.transport`) when libcurl cannot start.
+    public init(catalogURL: String, publicKey: PublicKey?, container: GroupContainer,
+                options: Downloader.Options = Downloader.Options()) throws(DeliveryError) {
+        self.catalogURL = catalogURL
+        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: container.trustPath)
+        self.options = options
+        let digest = SHA256.hex(Array(catalogURL.utf8).withUnsafeBytes { SHA256.hash($0) })
+        self.cacheDirectory = container.path + "/catalog/" + String(digest.prefix(16))
+        do { client = try HTTPClient(configuration: options.http) } catch {
+            throw .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
+        }
+    }
+
+    /// The URL of `entry`'s pack file: its `url` resolved against the
+    /// catalog's directory, or as it is when absolute.
+    public func url(of entry: Catalog.Entry) -> String { Self.resolve(entry.url, against: catalogURL) }
+
+    /// `url` relative to the directory of `base` (query and fragment
+    /// dropped), or `url` itself when it is absolute.
+    public static func resolve(_ url: String, against base: String) -> String {
+        if CatalogURL.isAbsolute(url) { return url }
+        let plain = base.prefix { $0 != "?" && $0 != "#" }
+        guard let slash = plain.lastIndex(of: "/") else { return url }
+        return plain[...slash] + url
+    }
+
+    /// Fetches the catalog, revalidating the cached copy.
+    ///
+    /// - Throws: the verifier's errors for a catalog it refuses (the cache
+    ///   unchanged); `.catalogUnavailable` when the server cannot be reached
+    ///   and nothing is cached (`.retriesExhausted`), or answers with an
+    ///   error status (`.notFound`, `.refused`); `.system`.
+    public func fetch(now: CatalogTime) throws(DeliveryError) -> (catalog: Catalog, origin: Origin) {
+        let cached = cachedFiles()
+        let fetched: (status: Int, etag: String?, bytes: [UInt8])
+        do {
+            fetched = try get(catalogURL, ifNoneMatch: cached?.etag)
+        } catch let failure where failure.isTransient {
+            guard let cached else {
+                throw .catalogUnavailable(url: catalogURL, problem: .retriesExhausted(attempts: options.maximumAttempts), detail: failure.message)
+            }
+            let catalog = try verifier.accept(catalog: cached.catalog, signature: cached.signature, source: catalogURL, now: now)
+            return (catalog, .cacheWhileOffline(detail: failure.status.map { "HTTP \($0)" } ?? failure.message))
+        } catch {
+            throw .catalogUnavailable(url: catalogURL, problem: error.problem, detail: error.message)
+        }
+        if fetched.status == 304, let cached {
+            let catalog = try verifier.accept(catalog: cached.catalog, signature: cached.signature, source: catalogURL, now: now)
+            return (catalog, .notModified)
+        }
+        var signature: [UInt8]?
+        do {
+            signature = try get(catalogURL + ".sig", ifNoneMatch: nil).bytes
+        } catch let failure where failure.kind == .httpStatus && failure.status == 404 {
+            signature = nil
+        } catch {
+            throw .catalogUnavailable(url: catalogURL + ".sig", problem: error.problem, detail: error.message)
+        }
+        let catalog = try verifier.accept(catalog: fetched.bytes, signature: signature, source: catalogURL, now: now)
+        try store(fetched.bytes, signature: signature, etag: fetched.etag)
+        return (catalog, .server)
+    }
+
+    /// The cached catalog, checked as a fetched one is; `nil` when there is none.
+    public func cachedCatalog(now: CatalogTime) throws(DeliveryError) -> Catalog? {
+        guard let cached = cachedFiles() else { return nil }
+        return try verifier.accept(catalog: cached.catalog, signature: cached.signature, source: catalogURL, now: now)
+    }
+
+    /// GETs `url` into memory, retrying transient failures as downloads do.
+    private func get(_ url: String, ifNoneMatch: String?) throws(HTTPClient.Failure) -> (status: Int, etag: String?, bytes: [UInt8]) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var bytes: [UInt8] = []
+            do {
+                let head = try client.get(url, ifNoneMatch: ifNoneMatch) { _, piece in
+                    guard bytes.count + piece.count <= Self.maximumSize else { return false }
+                    bytes.append(contentsOf: piece)
+                    return true
+                }
+                return (head.status, head.etag, bytes)
+            } catch let failure where failure.isTransient && attempt < options.maximumAttempts {
+                Monotonic.sleep(options.backoff(after: attempt))
+            } catch let failure where failure.kind == .aborted {
+                throw HTTPClient.Failure(kind: .other, status: nil, message: "more than \(Self.maximumSize) bytes")
+            }
+        }
+    }
+
+    private struct CachedFiles {
+        var catalog: [UInt8]
+        var signature: [UInt8]?
+        var etag: String?
+    }
+
+    private func cachedFiles() -> CachedFiles? {
+        guard let catalog = try? read("catalog.json") else { return nil }
+        let etag = (try? read("etag")).map { String(decoding: $0, as: UTF8.self) }
+        return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag?.isEmpty == false ? etag : nil)
+    }
+
+    private func read(_ name: String) throws(Errno) -> [UInt8] {
+        try FileDescriptor.open(cacheDirectory + "/" + name, [.readOnly, .noFollow]).readToEnd()
+    }
+
+    private func store(_ catalog: [UInt8], signature: [UInt8]?, etag: String?) throws(DeliveryError) {
+        try systemCall { () throws(Errno) in
+            try FileSystem.createDirectories(cacheDirectory)
+            let directory = try FileDescriptor.open(cacheDirectory, [.readOnly, .directory])
+            let anchor = DirectoryAnchor.descriptor(directory.rawValue)
+            try? FileSystem.unlink("etag", relativeTo: anchor)
+            try AtomicFile.replace("url", in: directory, path: cacheDirectory, contents: Array((catalogURL + "\n").utf8))
+            if let signature {
+                try AtomicFile.replace("catalog.json.sig", in: directory, path: cacheDirectory, contents: signature)
+            } else {
+                try? FileSystem.unlink("catalog.json.sig", relativeTo: anchor)
+            }
+            try AtomicFile.replace("catalog.json", in: directory, path: cacheDirectory, contents: catalog)
+            if let etag { try AtomicFile.replace("etag", in: directory, path: cacheDirectory, contents: Array(etag.utf8)) }
+        }
+    }
+}
+
+extension HTTPClient.Failure {
+    /// What a failure that retrying does not mend means for a download.
+    var problem: DeliveryError.DownloadProblem {
+        switch (kind, status) {
+        case (.httpStatus, let status?) where status == 404 || status == 410: return .notFound(status: status)
+        case (.httpStatus, let status?) where !isTransient: return .refused(status: status)
+        default: return .transport
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import AssetStore
+import AssetSystem
+
+
+/// One file to download: a catalog entry with its URL made absolute.
+public struct DownloadRequest: Sendable, Hashable {
+    public var pack: String
+    /// Absolute `http://` or `https://`.
+    public var url: String
+    public var version: UInt64
+    public var size: UInt64
+    /// 64 lowercase hex digits.
+    public var sha256: String
+
+    public init(pack: String, url: String, version: UInt64, size: UInt64, sha256: String) {
+        self.pack = pack
+        self.url = url
+        self.version = version
+        self.size = size
+        self.sha256 = sha256
+    }
+
+    /// The request for `entry`, fetched from `url`.
+    public init(_ entry: Catalog.Entry, url: String) {
+        self.init(pack: entry.id, url: url, version: entry.version, size: entry.size, sha256: entry.sha256)
+    }
+
+    var sha256Bytes: [UInt8] {
+        let digits = Array(sha256.utf8)
+        func value(_ c: UInt8) -> UInt8 {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            default: return 0
+            }
+        }
+        return stride(from: 0, to: digits.count - 1, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
+    }
+}
+
+/// Downloads packs into a store's `staging/`, resumably and verified, and
+/// installs them through the store's install path.
+///
+/// A download is recorded in the journal before its first byte. Its bytes
+/// are hashed as they arrive (and those of a resumed partial file re-read
+/// first); more bytes than the catalog's size stop it. Transient failures
+/// (no connection, a broken or stalled one, 408, 429, 5xx) are retried
+/// with exponential backoff and jitter, resuming with `Range` and
+/// `If-Range`; a `200` to a range request (the server ignores `Range`, or
+/// the file changed) starts the file again from byte 0. Only a file of the
+/// catalog's size and SHA-256 is installed; until then, the installed
+/// version of the pack stays as it was.
+public final class Downloader {
+    public struct Options: Sendable {
+        public var http = HTTPClient.Configuration()
+        /// Requests per download, the first included, before it gives up.
+        public var maximumAttempts = 6
+        /// Seconds before the first retry; doubled each time up to
+        /// `maximumBackoff`, each delay a random 50–100 % of that.
+        public var initialBackoff = 0.5
+        public var maximumBackoff = 30.0
+
+        public init() {}
+
+        /// The delay before retry number `attempt` (1 for the first), in seconds.
+        public func backoff(after attempt: Int) -> Double {
+            let base = min(maximumBackoff, initialBackoff * Double(1 << min(attempt - 1, 30)))
+            return base * Double.random(in: 0.5...1.0)
+        }
+    }
+
+    public let store: AssetStore
+    public let options: Options
+    private let client: HTTPClient
+
+    /// - Throws: `.downloadFailed` (`.transport`) when libcurl cannot start.
+    public init(store: AssetStore, options: Options = Options()) throws(DeliveryError) {
+        self.store = store
+        self.options = options
+        do { client = try HTTPClient(configuration: options.http) } catch {
+            throw .downloadFailed(url: "", pack: "", problem: .transport, detail: error.message)
+        }
+    }
+
+    /// Downloads `request` and installs it.
+    ///
+    /// - Parameter progress: called with the bytes on disk and the total as
+    ///   they arrive (on this thread).
+    /// - Throws: `.downloadFailed` with `.notFound` (404, 410), `.refused`
+    ///   (another non-transient status), `.sizeMismatch`, `.checksumMismatch`
+    ///   (the partial file is discarded in these cases), `.retriesExhausted`
+    ///   or `.transport` (the partial file stays for a later resume);
+    ///   `.store` when the verified file does not install; `.system`.
+    @discardableResult
+    public func download(_ request: DownloadRequest, progress: ((UInt64, UInt64) -> Void)? = nil) throws(DeliveryError) -> InstallOutcome {
+        let partial = try PartialDownload(for: request, in: store)
+        try fetch(into: partial, progress: progress)
+        let found = partial.digest
+        guard found == request.sha256 else {
+            partial.discard()
+            throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
+        }
+        do {
+            try systemCall { () throws(Errno) in try partial.descriptor.sync() }
+            let outcome = try storing(store.install(
+                packAt: partial.path, id: request.pack, catalogVersion: String(request.version), source: request.url))
+            partial.discard()
+            return outcome
+        } catch {
+            partial.discard()
+            throw error
+        }
+    }
+
+    /// Requests until the file has the catalog's size, or fails.
+    private func fetch(into partial: PartialDownload, progress: ((UInt64, UInt64) -> Void)?) throws(DeliveryError) {
+        let request = partial.request
+        var attempt = 0
+        while partial.length < request.size || attempt == 0 && request.size == 0 {
+            attempt += 1
+            let outcome = attemptOnce(partial, progress: progress)
+            switch outcome {
+            case .complete:
+                guard partial.length == request.size else {
+                    let received = partial.length
+                    partial.discard()
+                    throw failure(request, .sizeMismatch(expected: request.size, received: received))
+                }
+            case .failed(let error, let keepsPartial):
+                if !keepsPartial { partial.discard() }
+                throw error
+            case .transient(let detail):
+                guard attempt < options.maximumAttempts else {
+                    throw failure(request, .retriesExhausted(attempts: attempt), detail)
+                }
+                Monotonic.sleep(options.backoff(after: attempt))
+            }
+        }
+    }
+
+    private enum Attempt {
+        /// The response ended normally.
+        case complete
+        /// Worth another try; `detail` says what went wrong.
+        case transient(String)
+        /// The download is over; the partial file is useless unless `keepsPartial`.
+        case failed(DeliveryError, keepsPartial: Bool = false)
+    }
+
+    /// One GET: from the partial file's end with `Range`/`If-Range`, or from 0.
+    private func attemptOnce(_ partial: PartialDownload, progress: ((UInt64, UInt64) -> Void)?) -> Attempt {
+        let request = partial.request
+        let start = partial.length
+        var started = false
+        var stop: Attempt?
+        do {
+            try client.get(request.url, rangeStart: start, ifRange: start > 0 ? partial.etag : nil) { head, bytes in
+                do {
+                    if !started {
+                        started = true
+                        if head.status == 206 {
+                            guard head.rangeStart == partial.length else {
+                                try partial.restart()
+                                stop = .transient("the server sent another range than the one asked for")
+                                return false
+                            }
+                        } else if partial.length > 0 {
+                            // The whole file again (Range ignored, or If-Range failed).
+                            try partial.restart()
+                        }
+                        if head.etag != partial.etag { try partial.record(etag: head.etag) }
+                    }
+                    guard partial.length + UInt64(bytes.count) <= request.size else {
+                        stop = .failed(failure(request, .sizeMismatch(expected: request.size, received: partial.length + UInt64(bytes.count))))
+                        return false
+                    }
+                    try partial.append(bytes)
+                } catch let error as Errno {
+                    stop = .failed(.system(error))
+                    return false
+                } catch let error as DeliveryError {
+                    stop = .failed(error)
+                    return false
+                } catch {
+                    return false
+                }
+                progress?(partial.length, request.size)
+                return true
+            }
+            return .complete
+        } catch {
+            if let stop { return stop }
+            if error.kind == .httpStatus, error.status == 416 {
+                // The partial file is longer than the server's: start again.
+                do { try partial.restart() } catch { return .failed(.system(error)) }
+                return .transient("HTTP 416")
+            }
+            if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
+            let problem = error.problem
+            return .failed(failure(request, problem, problem == .transport ? error.message : ""), keepsPartial: problem == .transport)
+        }
+    }
+
+    private func failure(_ request: DownloadRequest, _ problem: DeliveryError.DownloadProblem, _ detail: String = "") -> DeliveryError {
+        .downloadFailed(url: request.url, pack: request.pack, problem: problem, detail: detail)
+    }
+}

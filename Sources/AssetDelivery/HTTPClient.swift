@@ -1,0 +1,265 @@
+internal import CCurl
+import AssetSystem
+
+/// A blocking HTTP client over one libcurl easy handle: GETs whose bodies go
+/// to a callback as they arrive. Requests of one client run one at a time
+/// and reuse its connections (libcurl keeps them with the handle).
+///
+/// HTTP/1.1 and HTTP/2 (ALPN over TLS); TLS with the system's certificate
+/// authorities plus ``Configuration/caFile``; proxies from `http_proxy`,
+/// `https_proxy`, `no_proxy` (libcurl's default); redirects followed up to
+/// ``Configuration/maximumRedirects``. A response that delivers no byte for
+/// ``Configuration/stallTimeout`` seconds, or less than
+/// ``Configuration/lowSpeedLimit`` bytes a second for
+/// ``Configuration/lowSpeedTime`` seconds, ends the request as
+/// ``Failure/Kind/timedOut``.
+public final class HTTPClient {
+    public struct Configuration: Sendable {
+        /// A PEM file of certificate authorities trusted besides the system's.
+        public var caFile: String?
+        public var maximumRedirects = 10
+        /// Seconds to wait for a connection.
+        public var connectTimeout = 30
+        /// Seconds without a byte after which a response counts as stalled.
+        public var stallTimeout = 30.0
+        /// Bytes a second below which a body counts as too slow…
+        public var lowSpeedLimit = 1
+        /// …when it stays below for this many seconds.
+        public var lowSpeedTime = 30
+        /// The most bytes a second to receive (`CURLOPT_MAX_RECV_SPEED_LARGE`); `nil`: no cap.
+        public var maximumReceiveSpeed: Int64?
+        public var userAgent = "assetpacks/1"
+
+        public init() {}
+    }
+
+    /// The head of a response: its status and the headers a download needs.
+    public struct Head: Sendable, Equatable {
+        public var status: Int
+        public var etag: String?
+        /// The first byte of a `206`'s `Content-Range: bytes FIRST-LAST/TOTAL`.
+        public var rangeStart: UInt64?
+    }
+
+    /// Why a request did not complete.
+    public struct Failure: Error, Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            /// No connection could be made (refused, unreachable, DNS).
+            case connectionFailed
+            /// The connection broke, or the server sent nothing or too little.
+            case connectionLost
+            /// The connect timeout or the low-speed limit ran out.
+            case timedOut
+            /// The server answered with an error status (`Failure/status`).
+            case httpStatus
+            /// The body callback stopped the transfer.
+            case aborted
+            /// Anything else: TLS, a bad URL, too many redirects, ….
+            case other
+        }
+
+        public var kind: Kind
+        /// The HTTP status, when a response arrived.
+        public var status: Int?
+        /// libcurl's message.
+        public var message: String
+
+        /// Whether trying again may succeed: no connection, a broken or
+        /// stalled one, `408`, `429` and `5xx`.
+        public var isTransient: Bool {
+            switch kind {
+            case .connectionFailed, .connectionLost, .timedOut: return true
+            case .httpStatus: return status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) } ?? false
+            case .aborted, .other: return false
+            }
+        }
+    }
+
+    public let configuration: Configuration
+    private let handle: UnsafeMutableRawPointer
+
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    /// A client with `configuration`.
+    ///
+    /// - Throws: `Failure` of kind `.other` when libcurl cannot make a handle.
+    public init(configuration: Configuration = Configuration()) throws(Failure) {
+        guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
+            throw Failure(kind: .other, status: nil, message: "libcurl could not be initialised")
+        }
+        self.configuration = configuration
+        self.handle = handle
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// GETs `url`, handing the final response's head and then each piece
+    /// of its body to `body`, which returns `false` to stop the transfer.
+    ///
+    /// - Parameters:
+    ///   - rangeStart: sends `Range: bytes=N-` (when above 0).
+    ///   - ifRange: sends `If-Range` with this validator (with a range only).
+    ///   - ifNoneMatch: sends `If-None-Match` with this validator; a `304`
+    ///     then returns with no body.
+    /// - Returns: the final response's head (a `2xx` or `304`).
+    /// - Throws: `Failure`: an error status (`4xx`/`5xx`) is `.httpStatus`.
+    @discardableResult
+    public func get(
+        _ url: String, rangeStart: UInt64 = 0, ifRange: String? = nil, ifNoneMatch: String? = nil,
+        body: (Head, UnsafeRawBufferPointer) -> Bool
+    ) throws(Failure) -> Head {
+        var headers: UnsafeMutablePointer<curl_slist>?
+        if rangeStart > 0 {
+            headers = curl_slist_append(headers, "Range: bytes=\(rangeStart)-")
+            if let ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
+        }
+        if let ifNoneMatch { headers = curl_slist_append(headers, "If-None-Match: \(ifNoneMatch)") }
+        defer { curl_slist_free_all(headers) }
+        return try withoutActuallyEscaping(body) { (body) throws(Failure) -> Head in
+            let transfer = Transfer(handle: handle, stallTimeout: configuration.stallTimeout, body: body)
+            return try withExtendedLifetime(transfer) { () throws(Failure) -> Head in
+                try configure(url: url, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
+                var code = curl_easy_perform(handle)
+                if transfer.stalled { code = CURLE_OPERATION_TIMEDOUT }
+                var status = 0
+                _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                guard code == CURLE_OK else {
+                    throw Failure(kind: Self.kind(of: code), status: status == 0 ? nil : status,
+                                  message: String(cString: curl_easy_strerror(code)))
+                }
+                var head = transfer.head
+                head.status = status
+                return head
+            }
+        }
+    }
+
+    private func configure(url: String, headers: UnsafeMutablePointer<curl_slist>?, transfer: UnsafeMutableRawPointer) throws(Failure) {
+        let c = configuration
+        var codes: [CURLcode] = [
+            cas_curl_setopt_string(handle, CURLOPT_URL, url),
+            cas_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headers.map { UnsafeMutableRawPointer($0) }),
+            cas_curl_setopt_long(handle, CURLOPT_HTTPGET, 1),
+            cas_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
+            cas_curl_setopt_long(handle, CURLOPT_MAXREDIRS, c.maximumRedirects),
+            cas_curl_setopt_long(handle, CURLOPT_FAILONERROR, 1),
+            cas_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
+            cas_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
+            cas_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, c.connectTimeout),
+            cas_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit),
+            cas_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime),
+            cas_curl_setopt_offset(handle, CURLOPT_MAX_RECV_SPEED_LARGE, Int(c.maximumReceiveSpeed ?? 0)),
+            cas_curl_setopt_string(handle, CURLOPT_USERAGENT, c.userAgent),
+            cas_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+            cas_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+            cas_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeBody),
+            cas_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, transfer),
+            cas_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, readHeader),
+            cas_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, transfer),
+            cas_curl_setopt_progress(handle, watchProgress),
+            cas_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, transfer),
+            cas_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
+        ]
+        if let caFile = c.caFile {
+            // CAINFO alone would replace the system's bundle; CAPATH keeps it.
+            codes.append(cas_curl_setopt_string(handle, CURLOPT_CAINFO, caFile))
+            codes.append(cas_curl_setopt_string(handle, CURLOPT_CAPATH, "/etc/ssl/certs"))
+        }
+        if let bad = codes.first(where: { $0 != CURLE_OK }) {
+            throw Failure(kind: .other, status: nil, message: String(cString: curl_easy_strerror(bad)))
+        }
+    }
+
+    private static func kind(of code: CURLcode) -> Failure.Kind {
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .connectionFailed
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return .connectionLost
+        case CURLE_OPERATION_TIMEDOUT: return .timedOut
+        case CURLE_HTTP_RETURNED_ERROR: return .httpStatus
+        case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK: return .aborted
+        default: return .other
+        }
+    }
+}
+
+/// One request's state, reached from libcurl's callbacks through their
+/// context pointer; it lives for the duration of `curl_easy_perform`.
+private final class Transfer {
+    let handle: UnsafeMutableRawPointer
+    let body: (HTTPClient.Head, UnsafeRawBufferPointer) -> Bool
+    var head = HTTPClient.Head(status: 0, etag: nil, rangeStart: nil)
+    let stallNanoseconds: UInt64
+    /// When the last byte (of a header or the body) arrived, or the transfer began.
+    var lastByte = Monotonic.nanoseconds
+    var stalled = false
+
+    init(handle: UnsafeMutableRawPointer, stallTimeout: Double, body: @escaping (HTTPClient.Head, UnsafeRawBufferPointer) -> Bool) {
+        self.handle = handle
+        self.stallNanoseconds = UInt64(max(stallTimeout, 0.001) * 1e9)
+        self.body = body
+    }
+
+    /// Whether the transfer has gone `stallTimeout` without a byte.
+    func checkStall() -> Bool {
+        if Monotonic.nanoseconds - lastByte > stallNanoseconds { stalled = true }
+        return stalled
+    }
+
+    /// One header line; a status line starts a new response (a redirect's
+    /// or an interim one's headers are forgotten).
+    func header(_ line: String) {
+        lastByte = Monotonic.nanoseconds
+        if line.hasPrefix("HTTP/") {
+            head = HTTPClient.Head(status: 0, etag: nil, rangeStart: nil)
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingSpaces
+        switch name {
+        case "etag": head.etag = value.isEmpty ? nil : value
+        case "content-range":
+            // bytes FIRST-LAST/TOTAL
+            guard value.lowercased().hasPrefix("bytes ") else { return }
+            head.rangeStart = UInt64(value.dropFirst(6).prefix { $0 != "-" })
+        default: break
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        lastByte = Monotonic.nanoseconds
+        var status = 0
+        _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        head.status = status
+        return body(head, bytes)
+    }
+}
+
+private func writeBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    return transfer.write(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+private func watchProgress(_ context: UnsafeMutableRawPointer?, _: curl_off_t, _: curl_off_t, _: curl_off_t, _: curl_off_t) -> Int32 {
+    guard let context else { return 0 }
+    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().checkStall() ? 1 : 0
+}
+
+private func readHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    let length = size * count
+    guard let context, let data else { return length }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.header(String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self))
+    return length
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs, CR and LF.
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

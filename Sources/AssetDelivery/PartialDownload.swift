@@ -1,0 +1,135 @@
+import AssetStore
+import AssetArchive
+import AssetSystem
+
+/// A download's file in `staging/` (`<pack>-<random>.download`), its
+/// journal entry, and the SHA-256 of the bytes in it so far.
+///
+/// Opening one resumes the journal's partial file when the entry is for the
+/// same file (URL, size, SHA-256), re-hashing the bytes already on disk, and
+/// discards it otherwise; a new file is recorded in the journal before it
+/// gets its first byte, so a process killed at any point leaves an entry
+/// the next one resumes.
+final class PartialDownload {
+    let store: AssetStore
+    let request: DownloadRequest
+    let name: String
+    let descriptor: FileDescriptor
+    /// Bytes in the file, all fed to `hasher`.
+    private(set) var length: UInt64
+    private(set) var hasher: SHA256
+    /// The validator of the bytes in the file, as the journal has it.
+    private(set) var etag: String?
+    /// Whether the file continued a journal entry's partial file.
+    let resumed: Bool
+
+    var path: String { store.container.stagingPath + "/" + name }
+
+    init(for request: DownloadRequest, in store: AssetStore) throws(DeliveryError) {
+        self.store = store
+        self.request = request
+        let staging = store.container.stagingPath
+        let old = try storing(store.journalEntry(forPack: request.pack))
+        // A name from the index is used only as what this type writes: one
+        // component of `staging/`, ending in `.download`.
+        let oldName = old?.stagingName.flatMap { $0.contains("/") || !$0.hasSuffix(JournalEntry.stagingSuffix) ? nil : $0 }
+        if let old, old.state == .downloading, let name = oldName, old.url == request.url,
+           old.expectedSize == request.size, old.sha256 == request.sha256Bytes,
+           let fd = try? FileDescriptor.open(staging + "/" + name, [.readWrite, .noFollow]) {
+            (length, hasher) = try systemCall { () throws(Errno) in try Self.rehash(fd, atMost: request.size) }
+            self.name = name
+            self.descriptor = fd
+            self.etag = old.etag
+            self.resumed = true
+            return
+        }
+        if let name = oldName { try? FileSystem.unlink(staging + "/" + name) }
+        var name = ""
+        self.descriptor = try Self.create(in: staging, pack: request.pack, name: &name)
+        self.name = name
+        self.length = 0
+        self.hasher = SHA256()
+        self.resumed = false
+        try record(etag: nil)
+    }
+
+    /// Creates a new `<pack>-<random>.download` in `staging`.
+    private static func create(in staging: String, pack: String, name: inout String) throws(DeliveryError) -> FileDescriptor {
+        while true {
+            name = pack + "-" + String(UInt64.random(in: 1...UInt64.max), radix: 16) + JournalEntry.stagingSuffix
+            do {
+                return try FileDescriptor.open(staging + "/" + name, [.readWrite, .create, .exclusive, .noFollow])
+            } catch where error == .fileExists {
+                continue
+            } catch {
+                throw .system(error)
+            }
+        }
+    }
+
+    /// The length of `fd` (cut to 0 if it is longer than `limit`) and the
+    /// SHA-256 of its bytes, read back from disk: they are not trusted blindly.
+    private static func rehash(_ fd: borrowing FileDescriptor, atMost limit: UInt64) throws(Errno) -> (UInt64, SHA256) {
+        var hasher = SHA256()
+        var size = UInt64(max(0, try fd.status().size))
+        if size > limit {
+            try fd.resize(to: 0)
+            size = 0
+        }
+        var offset: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while offset < size {
+            let n = try buffer.withUnsafeMutableBytes { b in
+                Result { () throws(Errno) in try fd.read(into: b, at: Int64(offset)) }
+            }.get()
+            guard n > 0 else { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+            offset += UInt64(n)
+        }
+        return (offset, hasher)
+    }
+
+    /// Writes the journal entry of this file, with `etag`.
+    func record(etag: String?) throws(DeliveryError) {
+        self.etag = etag
+        try storing(store.putJournalEntry(JournalEntry(
+            pack: request.pack, state: .downloading, url: request.url, catalogVersion: String(request.version),
+            stagingName: name, expectedSize: request.size, sha256: request.sha256Bytes, etag: etag)))
+    }
+
+    /// Appends `bytes` at the end and feeds them to the hash.
+    func append(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        try descriptor.write(bytes, at: Int64(length))
+        hasher.update(bytes)
+        length += UInt64(bytes.count)
+    }
+
+    /// Empties the file, for a body that starts again from byte 0.
+    func restart() throws(Errno) {
+        try descriptor.resize(to: 0)
+        length = 0
+        hasher = SHA256()
+    }
+
+    /// The SHA-256 of the bytes so far, in hex.
+    var digest: String {
+        let copy = hasher
+        return SHA256.hex(copy.finalize())
+    }
+
+    /// Removes the file and the journal entry.
+    func discard() {
+        try? FileSystem.unlink(path)
+        try? store.removeJournalEntry(forPack: request.pack)
+    }
+}
+
+/// Runs a store call, reporting its error as a delivery error.
+func storing<R>(_ body: @autoclosure () throws(StoreError) -> R) throws(DeliveryError) -> R {
+    do { return try body() } catch { throw .store(error) }
+}
+
+/// Runs system calls, reporting their error as a delivery error.
+func systemCall<R>(_ body: () throws(Errno) -> R) throws(DeliveryError) -> R {
+    do { return try body() } catch { throw .system(error) }
+}

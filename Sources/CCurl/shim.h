@@ -1,0 +1,59 @@
+// libcurl for AssetDelivery's HTTP client.
+//
+// `curl_easy_setopt` and `curl_easy_getinfo` are variadic, and Swift cannot
+// call a variadic C function: these helpers fix one argument type each.
+// Each returns what the wrapped call returns (`CURLE_OK`, or the error).
+#include <curl/curl.h>
+
+/// `curl_easy_setopt(handle, option, value)` for an option that takes a `long`.
+static inline CURLcode cas_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// `curl_easy_setopt(handle, option, value)` for a `curl_off_t` option
+/// (`CURLOPT_MAX_RECV_SPEED_LARGE`, `CURLOPT_RESUME_FROM_LARGE`).
+static inline CURLcode cas_curl_setopt_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// `curl_easy_setopt(handle, option, value)` for a string option; libcurl
+/// copies the string (`NULL` resets the option).
+static inline CURLcode cas_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// `curl_easy_setopt(handle, option, value)` for a pointer option
+/// (`CURLOPT_WRITEDATA`, `CURLOPT_HEADERDATA`, `CURLOPT_HTTPHEADER`).
+static inline CURLcode cas_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// The shape of `CURLOPT_WRITEFUNCTION` and `CURLOPT_HEADERFUNCTION`.
+typedef size_t (*cas_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+/// `curl_easy_setopt(handle, option, callback)` for `CURLOPT_WRITEFUNCTION`
+/// or `CURLOPT_HEADERFUNCTION`.
+static inline CURLcode cas_curl_setopt_callback(CURL *handle, CURLoption option, cas_curl_data_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
+/// `curl_easy_getinfo(handle, info, &value)` for a `long` item
+/// (`CURLINFO_RESPONSE_CODE`).
+static inline CURLcode cas_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+/// `curl_easy_getinfo(handle, info, &value)` for a `curl_off_t` item
+/// (`CURLINFO_SIZE_DOWNLOAD_T`).
+static inline CURLcode cas_curl_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+/// The shape of `CURLOPT_XFERINFOFUNCTION`: non-zero stops the transfer.
+typedef int (*cas_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
+                                          curl_off_t upload_total, curl_off_t upload_now);
+
+/// `curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback)`.
+static inline CURLcode cas_curl_setopt_progress(CURL *handle, cas_curl_progress_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}

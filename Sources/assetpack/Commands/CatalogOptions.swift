@@ -1,0 +1,63 @@
+import Foundation
+import AssetPacks
+
+/// The options of the commands that download (`fetch`, `sync`): which
+/// catalog, which key it must be signed by, which extra CA.
+enum CatalogOptions {
+    static let catalog = Option.value(
+        "catalog", placeholder: "url",
+        help: "The catalog's URL (http:// or https://, ending in catalog.json).")
+    static let key = Option.value(
+        "key", placeholder: "pubkey",
+        help: "Require the catalog to be signed by this public key file (from keygen).", completion: .file)
+    static let caFile = Option.value(
+        "ca-file", placeholder: "file",
+        help: "Also trust the certificate authorities in this PEM file.", completion: .file)
+
+    static let options = [catalog, key, caFile]
+
+    /// The manager of the named container, downloading from `--catalog`.
+    static func manager(_ arguments: Arguments) throws(CLIError) -> AssetPackManager {
+        guard let url = arguments.value(catalog) else { throw .usage("--catalog is required") }
+        guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
+            throw .usage("--catalog must be an http:// or https:// URL: '\(url)'")
+        }
+        do throws(AssetPackError) {
+            let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
+            let source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
+            return try AssetPackManager(container: StoreOptions.container(arguments), options: .init(catalog: source))
+        } catch {
+            throw .from(error)
+        }
+    }
+
+    /// Runs `body` to completion from synchronous code.
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws(AssetPackError) -> T) throws(AssetPackError) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        Task {
+            do throws(AssetPackError) { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+            done.signal()
+        }
+        done.wait()
+        return try box.get()
+    }
+}
+
+/// The result of work on another thread, read once it signalled.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    // Written once before the semaphore is signalled, read after the wait:
+    // the semaphore orders the two.
+    private var result: Result<T, AssetPackError>?
+    func set(_ r: Result<T, AssetPackError>) { result = r }
+    func get() throws(AssetPackError) -> T { try result!.get() }
+}
+
+/// One pack's outcome, as `fetch --json` and `sync --json` print it (one line each).
+struct DownloadJSON: Encodable {
+    let id: String
+    /// `installed`, `upToDate`, `skipped`, `failed`.
+    let result: String
+    let version: String?
+    let message: String?
+}
