@@ -12,6 +12,13 @@ public enum AtomicFile {
     /// Replaces `name` in the open directory `directory` (named `path` in
     /// errors) with `contents`.
     ///
+    /// The new file's modification time is later, in whole seconds, than
+    /// the one it replaces (a second past it when the clock has not moved
+    /// on): web servers build validators from the time in seconds and the
+    /// size (nginx's `ETag` is exactly that), so a catalog republished
+    /// within the second at the same size would otherwise revalidate as
+    /// unchanged — `304` for a new catalog.
+    ///
     /// - Throws: `Errno` naming the file.
     public static func replace(_ name: String, in directory: borrowing FileDescriptor, path: String,
                                contents: [UInt8], permissions: UInt32 = 0o644) throws(Errno) {
@@ -21,6 +28,12 @@ public enum AtomicFile {
             let fd = try FileDescriptor.open(temporary, [.writeOnly, .create, .exclusive, .noFollow],
                                              permissions: permissions, relativeTo: anchor)
             try fd.write(contents)
+            // O_PATH: the old file is only looked at (a FIFO there would block an open for reading).
+            if let replaced = try? FileDescriptor.open(name, [.path, .noFollow], relativeTo: anchor),
+               let old = try? replaced.modificationSeconds() {
+                let now = try fd.modificationSeconds()
+                if now <= old { try fd.setModificationTime(seconds: old + 1) }
+            }
             try fd.sync()
         } catch {
             try? FileSystem.unlink(temporary, relativeTo: anchor)

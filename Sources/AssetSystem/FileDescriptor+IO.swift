@@ -33,6 +33,22 @@ extension FileDescriptor {
         return s
     }
 
+    /// The file's modification time, in whole seconds since 1970 UTC
+    /// (rounded down). The corresponding C function is `fstat`.
+    public func modificationSeconds() throws(Errno) -> Int64 {
+        var mode: UInt32 = 0, size: Int64 = 0, inode: UInt64 = 0, seconds: Int64 = 0, nanoseconds: Int64 = 0
+        let fd = rawValue
+        _ = try valueOrErrno("fstat") { cas_fstat_mtime(fd, &mode, &size, &inode, &seconds, &nanoseconds) }
+        return seconds
+    }
+
+    /// Sets the file's modification time to `seconds` since 1970 UTC. The
+    /// corresponding C function is `futimens`.
+    public func setModificationTime(seconds: Int64) throws(Errno) {
+        let fd = rawValue
+        _ = try valueOrErrno("futimens") { cas_set_mtime(fd, seconds) }
+    }
+
     /// The type, size and identity of `path`, or `nil` if nothing is there.
     /// The corresponding C function is `fstatat`.
     public static func status(

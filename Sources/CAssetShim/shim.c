@@ -512,6 +512,11 @@ int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, 
     return result;
 }
 
+int cas_set_mtime(int fd, int64_t sec) {
+    struct timespec times[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = (time_t)sec, .tv_nsec = 0 } };
+    RETURN_OR_ERRNO(futimens(fd, times));
+}
+
 int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
                     int64_t *mtime_sec, int64_t *mtime_nsec) {
     struct stat st;

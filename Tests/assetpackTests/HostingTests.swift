@@ -126,4 +126,26 @@ struct HostingTests {
         #expect(again.status == 304)
         #expect(again.body.isEmpty)
     }
+
+    /// A catalog republished within the same second, at the same size (only
+    /// the sequence number's last digit differs), is a new validator: the
+    /// old ETag gets the new bytes (200), not 304. nginx's ETag is the
+    /// modification second and the size, so the publisher dates a new
+    /// catalog past the one it replaces.
+    @Test(arguments: Host.allCases)
+    func aCatalogRepublishedWithinTheSecondIsNotAnsweredAsUnchanged(_ host: Host) throws {
+        let p = try Published()
+        let (url, server) = try p.start(host)
+        defer { withExtendedLifetime(server) {} }
+        let before = try Curl.fetch(url + "/catalog.json")
+        let etag = try #require(before.headers["etag"])
+        let again = try p.site.publish([p.site.dir.file("Tutorial.zip"), "--sign", p.site.key])
+        #expect(again.status == 0, "\(again.stderr)")
+        let now = try p.published("catalog.json")
+        #expect(now != before.body)
+        let revalidated = try Curl.fetch(url + "/catalog.json", ["-H", "If-None-Match: \(etag)"])
+        #expect(revalidated.status == 200)
+        #expect(revalidated.body == now)
+        #expect(revalidated.headers["etag"] != etag)
+    }
 }

@@ -301,6 +301,11 @@ int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, 
 int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
                     int64_t *mtime_sec, int64_t *mtime_nsec);
 
+/** Sets the modification time of the open file fd to sec seconds (and 0
+ *  ns) since 1970 UTC, leaving the access time. Returns 0 or -errno.
+ *  futimens(2). */
+int cas_set_mtime(int fd, int64_t sec);
+
 /** Raises the soft limit on open descriptors (RLIMIT_NOFILE) to at least
  *  wanted, as far as the hard limit allows. Returns the soft limit now in
  *  force or -errno. setrlimit(2). */
