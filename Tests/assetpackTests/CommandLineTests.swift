@@ -148,5 +148,10 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.out.contains("demo complete"))
         #expect(r.out.contains("zero-copy"))
+        // The pack arrives from a signed catalog over HTTP, twice (version 1, then the update).
+        #expect(r.out.contains("signed by key "))
+        #expect(r.out.contains("serving ") && r.out.contains(" at http://127.0.0.1:"))
+        #expect(r.out.contains("downloaded com.example.Demo version 1"))
+        #expect(r.out.contains("downloaded version 2 and switched to it atomically"))
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import AssetPacks
+import AssetServer
 
 /// `assetpack demo`: the whole life of a pack, end to end, on built-in sample content.
 enum DemoCommand: Command {
     static let name = "demo"
-    static let summary = "Package, install, read (bytes and descriptors), update, verify and remove a sample pack."
+    static let summary = "Package, publish (signed), serve, download, read (bytes and descriptors), update, verify and remove a sample pack."
 
     static let keep = Option.flag("keep", help: "Keep the temporary directory (sample, pack, container).")
     /// Not the shared container option: without it the demo uses a temporary
@@ -56,14 +57,28 @@ enum DemoCommand: Command {
             Output.line("    \(m.method == .stored ? "stored  " : "deflated") \(m.path): \(m.size) → \(m.storedSize) bytes\(align)")
         }
 
-        let manager = try AssetPackManager(container: .init(path: containerPath))
-        let installed = try manager.installPack(at: pack)
-        step("installed \(installed.pack.id) version \(installed.pack.version) (\(installed.pack.downloadPolicy.name)) into \(containerPath)")
-        try check(try manager.installPack(at: pack).change == .unchanged, "reinstalling identical bytes was not a no-op")
-        step("installing the same file again changed nothing")
+        // Publish it signed, host the directory on loopback, and let the
+        // pack arrive the way a program's packs do: from the catalog.
+        let site = work + "/site"
+        let key = try AssetPackSigningKey.generate()
+        let published = try AssetPackPublisher.publish(packsAt: [pack], to: site, options: .init(signingKey: key))
+        step("published \(pack) to \(site) as \(published.catalog.packs.map(\.url).joined(separator: ", ")), catalog sequence \(published.catalog.sequence), signed by key \(key.publicKey.keyID)")
+        let server = try DemoServer(directory: site)
+        defer { server.stop() }
+        step("serving \(site) at \(server.url)")
+        let source = AssetPackManager.CatalogSource(url: server.url + "catalog.json", publicKey: key.publicKey)
+        let manager = try AssetPackManager(container: .init(path: containerPath), options: .init(catalog: source))
+        let offered = try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.assetPack(withID: "com.example.Demo") }
+        try check(offered.status.contains(.downloadAvailable), "the catalog's pack is not offered for download: \(offered.status)")
+        try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.ensureLocalAvailability(of: offered) }
+        let installed = try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.assetPack(withID: offered.id) }
+        try check(installed.status.contains(.upToDate), "the downloaded pack is not up to date: \(installed.status)")
+        step("downloaded \(installed.id) version \(installed.version) (\(installed.downloadPolicy.name)) over HTTP, checked against the signed catalog's SHA-256, installed into \(containerPath)")
+        try check(try manager.installPack(at: pack).change == .unchanged, "installing the published file again was not a no-op")
+        step("installing the same file by hand changed nothing: the bytes that arrived are the packaged ones")
 
         // Read every member both ways and compare with the source files.
-        let id = installed.pack.id
+        let id = installed.id
         var zeroCopy = 0
         for (path, expected) in files.sorted(by: { $0.key < $1.key }) {
             let data = try manager.contents(at: path, searchingInAssetPackWithID: id)
@@ -92,11 +107,16 @@ enum DemoCommand: Command {
         let held = try manager.contents(at: "Media/intro.png", searchingInAssetPackWithID: id)
         let updated = try SampleContent.update(sample)
         try Packager.package(manifestAt: sample + "/manifest.json", output: work + "/Demo-2.zip")
-        let second = try manager.installPack(at: work + "/Demo-2.zip")
-        try check(second.change == .replaced && second.pack.version == "2", "update did not replace version 1")
+        let republished = try AssetPackPublisher.publish(packsAt: [work + "/Demo-2.zip"], to: site, options: .init(signingKey: key))
+        let stale = try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.assetPack(withID: id) }
+        try check(stale.status.contains(.updateAvailable), "the new version is not offered as an update: \(stale.status)")
+        step("published version 2 (catalog sequence \(republished.catalog.sequence)); the pack now shows an update")
+        try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.ensureLocalAvailability(of: stale) }
+        let second = try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.assetPack(withID: id) }
+        try check(second.version == "2" && second.status.contains(.upToDate), "the update did not replace version 1")
         try check(try manager.contents(at: "README.txt") == updated, "the update's README.txt is not visible")
         try check(held == files["Media/intro.png"], "bytes held across the update changed")
-        step("updated to version \(second.pack.version) atomically; bytes held from version 1 still read correctly")
+        step("downloaded version \(second.version) and switched to it atomically; bytes held from version 1 still read correctly")
 
         let report = try manager.verify(Verification.Options(deep: true))
         try check(!report.hasErrors, "verify found: \(report.findings.map(\.message))")
@@ -112,5 +132,31 @@ enum DemoCommand: Command {
         try check(held == files["Media/intro.png"], "bytes held across the removal changed")
         step("removed \(id); lookups now fail with assetPackNotFound, held bytes still valid")
         Output.line("demo complete")
+    }
+}
+
+/// `assetpack serve`'s server on 127.0.0.1 (a free port), on a thread of
+/// its own, for as long as the demo needs it.
+final class DemoServer: @unchecked Sendable {
+    let url: String
+    private let server: HTTPServer
+    private let done = DispatchSemaphore(value: 0)
+
+    init(directory: String) throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        do { server = try HTTPServer(directory: directory, configuration: configuration) } catch {
+            throw DemoCommand.Failure(message: "cannot serve \(directory): \(error)")
+        }
+        url = server.url
+        Thread { [self] in
+            try? server.run()
+            done.signal()
+        }.start()
+    }
+
+    func stop() {
+        server.stopHandle.stop()
+        done.wait()
     }
 }
