@@ -170,7 +170,9 @@ import Glibc
         for (args, message) in [
             (["--bind", "localhost"], "'localhost' is not a numeric IPv4 or IPv6 address"),
             (["--port", "70000"], "'--port' needs a whole number from 0 to 65535"),
-            (["--port", "-1"], "'--port' needs a non-negative number, not '-1'"),
+            (["--port", "8080.0"], "'--port' needs a whole number from 0 to 65535"),
+            (["--port", "1e3"], "'--port' needs a whole number from 0 to 65535"),
+            (["--port", "-1"], "'--port' needs a whole number from 0 to 65535"),
             (["--fail-rate", "1.5"], "'--fail-rate' needs a number from 0 to 1"),
             (["--throttle", "0"], "'--throttle' must be more than 0"),
             (["--drop-after", "lots"], "'--drop-after' needs a number of bytes"),
