@@ -56,6 +56,17 @@ enum DownloadScenario {
         ]
         let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
         let seconds = try Passes.run(contenders.map { ($0.0, $0.1) }, rounds: rounds)
+        // What the install step alone costs, from the published file: the
+        // part of the assetpacks figure that is not the transfer.
+        let installs = try Passes.run([("install", {
+            fresh()
+            defer { fresh() }
+            let manager = try AssetPackManager(container: .init(path: container))
+            return try timed { try manager.installPack(at: site + "/" + entry.url, id: packID) }
+        })], rounds: contenders.contains { $0.0 == "assetpacks" } ? rounds : 0)
+        let install = installs[0].isEmpty ? [] : ["of which the install alone (`installPack(at:)` of the published file into a fresh "
+            + "container) took \(Format.duration(median(installs[0]) * 1e9)) at the median, "
+            + "\(Format.bandwidth(Double(entry.size) / median(installs[0])))"]
         var results = [ScenarioResult(
             name: "download",
             summary: "one \(size >> 20) MiB pack (one stored member of noise) from nginx on loopback: assetpacks "
@@ -63,7 +74,7 @@ enum DownloadScenario {
             measurements: Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: 1, bytes: Double(entry.size)),
             basis: .throughput, reference: "assetpacks",
             notes: ["assetpacks checks the size and SHA-256 while the bytes arrive, then installs (copy, ZIP and CRC-32 checks, "
-                    + "index transaction, syncs); curl writes the bytes and syncs nothing. Same file system, same nginx."])]
+                    + "index transaction, syncs); curl writes the bytes and syncs nothing. Same file system, same nginx."] + install)]
 
         if ctx.scale.only?.contains("assetpacks") ?? true {
             let half = entry.size / 2, rest = entry.size - half
