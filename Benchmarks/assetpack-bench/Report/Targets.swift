@@ -63,6 +63,7 @@ enum Targets {
             let x = d / z
             return ("\(Format.ratio(x)) (\(Format.bandwidth(d)) vs \(Format.bandwidth(z)))", x > 1.5)
         },
+        speedup("download", "curl", "AssetPacks download (verify, install) vs curl to a file, 1 GiB from nginx", at: 0.9, "≥ 0.9× curl's throughput"),
         speedup("serve/download", "nginx", "`assetpack serve` vs nginx, 1 GiB with curl", at: 0.8, "≥ 0.8× nginx's throughput"),
     ]
 

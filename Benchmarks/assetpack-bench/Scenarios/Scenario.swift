@@ -44,8 +44,7 @@ enum Scenarios {
         OpenAndFirstReadScenario.scenario,
         InstallScenario.scenario,
         ReadersScenario.scenario,
-        Scenario("download", "downloading packs from a local HTTP server, against `curl` on the same files",
-                 pending: "the downloader (delivery issue) does not exist yet"),
+        DownloadScenario.scenario,
         VerifyDeepScenario.scenario,
         ServeScenario.scenario,
     ]
