@@ -152,6 +152,8 @@ public final class HTTPClient {
             cas_curl_setopt_string(handle, CURLOPT_USERAGENT, c.userAgent),
             cas_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
             cas_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+            // Bigger receive chunks than libcurl's 16 KiB: fewer write calls and hash updates per GiB.
+            cas_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, 512 << 10),
             cas_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeBody),
             cas_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, transfer),
             cas_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, readHeader),

@@ -101,7 +101,7 @@ extension AssetStore {
     /// Records `entry` in the journal (replacing the pack's entry), committed
     /// and durable when this returns.
     public func putJournalEntry(_ entry: JournalEntry) throws(StoreError) {
-        try update { (txn) throws(StoreError) in
+        _ = try update { (txn) throws(StoreError) in
             try indexCall { () throws(LMDBError) in try txn.put(journal, key: entry.pack, value: entry.encoded) }
         }
     }
