@@ -1,7 +1,6 @@
 import AssetStore
 import AssetSystem
 
-
 /// One file to download: a catalog entry with its URL made absolute.
 public struct DownloadRequest: Sendable, Hashable {
     public var pack: String

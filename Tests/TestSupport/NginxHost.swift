@@ -4,44 +4,6 @@ import Foundation
 /// this file's path.
 package let repositoryRoot: String = #filePath.components(separatedBy: "/Tests/TestSupport/")[0]
 
-/// A free TCP port on 127.0.0.1 at the time of the call: bound to port 0,
-/// read back, closed. Another process may take it before the caller binds
-/// it; callers that start servers on it retry.
-package func freeLoopbackPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-            guard bind(fd, pointer, length) == 0 else { return -1 }
-            return getsockname(fd, pointer, &length)
-        }
-    }
-    guard bound == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    return UInt16(bigEndian: address.sin_port)
-}
-
-/// Whether something accepts TCP connections on 127.0.0.1:`port`.
-package func acceptsConnections(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = port.bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-    }
-}
-
 /// nginx (Debian's `nginx-light`, installed by `scripts/bootstrap`) serving
 /// one directory on 127.0.0.1 with the project's shipped configuration,
 /// `contrib/nginx/assetpacks.locations.conf`, included as it is — so the

@@ -47,14 +47,14 @@ enum ServeScenario {
         // A curl configuration of `requests` 4 KiB ranges, the same for both.
         var random = SplitMix64(seed: 0x5E7E)
         let offsets = (0 ..< requests).map { _ in Int(random.next() % UInt64(size - rangeBytes)) }
-        func rangeConfig(_ base: String) throws -> String {
-            let path = dir + "/ranges-\(base.hashValue).curl"
+        func rangeConfig(_ host: String, _ base: String) throws -> String {
+            let path = dir + "/ranges-\(host).curl"
             let lines = offsets.map { "url = \"\(base)/\(name)\"\nrange = \"\($0)-\($0 + rangeBytes - 1)\"\noutput = \"/dev/null\"\n"
                 + "write-out = \"%{size_download}\\\\n\"\nhttp1.1\nsilent\nshow-error\n" }
             try lines.joined(separator: "next\n").write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
-        let configs = try hosts.map { try rangeConfig($0.1) }
+        let configs = try hosts.map { try rangeConfig($0.0, $0.1) }
 
         let downloads = try Passes.run(hosts.map { host in
             (host.0, { try curl(["-o", "/dev/null", "-w", "%{size_download}\n", host.1 + "/" + name], expect: [size]) })

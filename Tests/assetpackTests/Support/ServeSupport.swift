@@ -48,20 +48,8 @@ final class RawConnection {
     let fd: Int32
 
     init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let r = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard r == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw TestFailure("connect: errno \(code)")
-        }
+        fd = connectToLoopback(port: port)
+        guard fd >= 0 else { throw TestFailure("connect to 127.0.0.1:\(port): errno \(-fd)") }
     }
 
     deinit { Glibc.close(fd) }
