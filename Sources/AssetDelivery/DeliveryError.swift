@@ -113,6 +113,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case retriesExhausted(attempts: Int)
         /// A failure retrying does not mend: TLS, a bad URL, too many redirects.
         case transport
+        /// Cancelled by a request (``DownloadControl``); the partial file is gone.
+        case cancelled
     }
 
     /// Why a publish is refused.
@@ -182,6 +184,7 @@ extension DeliveryError.DownloadProblem {
         case .checksumMismatch(let expected, let found): return "SHA-256 \(found) is not the catalog's \(expected)"
         case .retriesExhausted(let attempts): return "gave up after \(attempts) attempts"
         case .transport: return "the transfer failed"
+        case .cancelled: return "cancelled"
         }
     }
 }

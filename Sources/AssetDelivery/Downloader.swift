@@ -92,8 +92,21 @@ public final class Downloader {
     ///   `.store` when the verified file does not install; `.system`.
     @discardableResult
     public func download(_ request: DownloadRequest, progress: ((UInt64, UInt64) -> Void)? = nil) throws(DeliveryError) -> InstallOutcome {
+        try download(request, monitor: progress.map(ProgressOnly.init))
+    }
+
+    /// Downloads `request` and installs it, told of each step and steered by
+    /// `monitor`: a pause stops the transfer, keeps the partial file and
+    /// waits in ``DownloadMonitor/waitWhilePaused()``; a cancel discards the
+    /// partial file and its journal entry.
+    ///
+    /// - Throws: as ``download(_:progress:)``, and `.downloadFailed` with
+    ///   `.cancelled` when the monitor cancelled it.
+    @discardableResult
+    public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
         let partial = try PartialDownload(for: request, in: store)
-        try fetch(into: partial, progress: progress)
+        try fetch(into: partial, monitor: monitor)
+        monitor?.installing()
         let found = partial.digest
         guard found == request.sha256 else {
             partial.discard()
@@ -112,13 +125,19 @@ public final class Downloader {
     }
 
     /// Requests until the file has the catalog's size, or fails.
-    private func fetch(into partial: PartialDownload, progress: ((UInt64, UInt64) -> Void)?) throws(DeliveryError) {
+    private func fetch(into partial: PartialDownload, monitor: (any DownloadMonitor)?) throws(DeliveryError) {
         let request = partial.request
         var attempt = 0
+        if let interruption = monitor?.progressed(partial.length, of: request.size) {
+            try obey(interruption, partial, monitor)
+        }
         while partial.length < request.size || attempt == 0 && request.size == 0 {
             attempt += 1
-            let outcome = attemptOnce(partial, progress: progress)
+            let outcome = attemptOnce(partial, monitor: monitor)
             switch outcome {
+            case .interrupted(let interruption):
+                try obey(interruption, partial, monitor)
+                attempt -= 1
             case .complete:
                 guard partial.length == request.size else {
                     let received = partial.length
@@ -132,9 +151,20 @@ public final class Downloader {
                 guard attempt < options.maximumAttempts else {
                     throw failure(request, .retriesExhausted(attempts: attempt), detail)
                 }
-                Monotonic.sleep(options.backoff(after: attempt))
+                if let monitor {
+                    if let interruption = monitor.sleep(options.backoff(after: attempt)) { try obey(interruption, partial, monitor) }
+                } else {
+                    Monotonic.sleep(options.backoff(after: attempt))
+                }
             }
         }
+    }
+
+    /// Pauses until resumed, or ends the download as cancelled.
+    private func obey(_ interruption: DownloadInterruption, _ partial: PartialDownload, _ monitor: (any DownloadMonitor)?) throws(DeliveryError) {
+        if interruption == .pause, monitor?.waitWhilePaused() == nil { return }
+        partial.discard()
+        throw failure(partial.request, .cancelled)
     }
 
     private enum Attempt {
@@ -144,10 +174,12 @@ public final class Downloader {
         case transient(String)
         /// The download is over; the partial file is useless unless `keepsPartial`.
         case failed(DeliveryError, keepsPartial: Bool = false)
+        /// The monitor asked to pause or cancel; the partial file is intact.
+        case interrupted(DownloadInterruption)
     }
 
     /// One GET: from the partial file's end with `Range`/`If-Range`, or from 0.
-    private func attemptOnce(_ partial: PartialDownload, progress: ((UInt64, UInt64) -> Void)?) -> Attempt {
+    private func attemptOnce(_ partial: PartialDownload, monitor: (any DownloadMonitor)?) -> Attempt {
         let request = partial.request
         let start = partial.length
         var started = false
@@ -183,7 +215,10 @@ public final class Downloader {
                 } catch {
                     return false
                 }
-                progress?(partial.length, request.size)
+                if let interruption = monitor?.progressed(partial.length, of: request.size) {
+                    stop = .interrupted(interruption)
+                    return false
+                }
                 return true
             }
             return .complete
@@ -202,5 +237,21 @@ public final class Downloader {
 
     private func failure(_ request: DownloadRequest, _ problem: DeliveryError.DownloadProblem, _ detail: String = "") -> DeliveryError {
         .downloadFailed(url: request.url, pack: request.pack, problem: problem, detail: detail)
+    }
+}
+
+/// A monitor that only reports progress.
+private final class ProgressOnly: DownloadMonitor {
+    let report: (UInt64, UInt64) -> Void
+    init(_ report: @escaping (UInt64, UInt64) -> Void) { self.report = report }
+    func progressed(_ bytes: UInt64, of total: UInt64) -> DownloadInterruption? {
+        report(bytes, total)
+        return nil
+    }
+    func installing() {}
+    func waitWhilePaused() -> DownloadInterruption? { nil }
+    func sleep(_ seconds: Double) -> DownloadInterruption? {
+        Monotonic.sleep(seconds)
+        return nil
     }
 }

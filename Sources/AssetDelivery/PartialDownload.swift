@@ -124,6 +124,22 @@ final class PartialDownload {
     }
 }
 
+extension Downloader {
+    /// Removes `pack`'s journal entry and its partial file in `staging/`
+    /// (a name that is not one this type writes is left alone). The caller
+    /// holds the pack's download lock.
+    ///
+    /// - Returns: whether there was an entry.
+    public static func discardPartial(of pack: String, in store: AssetStore) throws(DeliveryError) -> Bool {
+        guard let entry = try storing(store.journalEntry(forPack: pack)) else { return false }
+        if let name = entry.stagingName, !name.contains("/"), name.hasSuffix(JournalEntry.stagingSuffix) {
+            try? FileSystem.unlink(store.container.stagingPath + "/" + name)
+        }
+        try storing(store.removeJournalEntry(forPack: pack))
+        return true
+    }
+}
+
 /// Runs a store call, reporting its error as a delivery error.
 func storing<R>(_ body: @autoclosure () throws(StoreError) -> R) throws(DeliveryError) -> R {
     do { return try body() } catch { throw .store(error) }

@@ -55,6 +55,7 @@ extension AssetPackError {
             case .checksumMismatch: code = .downloadChecksumMismatch
             case .retriesExhausted: code = .downloadRetriesExhausted
             case .transport: code = .downloadFailed
+            case .cancelled: code = .downloadCancelled
             }
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
         case .catalogUnavailable(let url, _, _):

@@ -127,6 +127,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The catalog (``path`` is its URL) could not be fetched — not
         /// found, refused, unreachable — and no cached copy answers for it.
         case catalogUnavailable = 54
+        /// A pack download was cancelled (`progress.cancel()`, `assetpack
+        /// cancel`); nothing was installed and its partial file is gone.
+        case downloadCancelled = 55
+        /// A pause, resume or cancel named a pack that no download is
+        /// running for (``pack``).
+        case noDownloadInProgress = 56
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64

@@ -79,28 +79,53 @@ extension AssetPackManager {
     private func download(_ id: String, progress: (@Sendable (AssetPackProgress) -> Void)?) throws(AssetPackError) {
         let (fetcher, catalog) = try fetchCatalog()
         guard let entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+        let waitingSince = DownloadBoard.now
         let lock = try downloadLock(id)
-        // Another caller may have installed it while this one waited.
-        let record = try engine { () throws(StoreError) in try store.packRecord(id) }
-        if record.map({ Self.isCurrent($0, entry) }) != true {
-            let options = fetcher.options
-            try delivery { () throws(DeliveryError) in
-                try Downloader(store: store, options: options).download(DownloadRequest(entry, url: fetcher.url(of: entry))) { done, total in
-                    progress?(AssetPackProgress(phase: .downloading, unit: .bytes, completed: done, total: total))
-                }
-            }
-        }
+        let outcome = Result { () throws(AssetPackError) in try downloadLocked(entry, fetcher: fetcher, waitingSince: waitingSince, progress: progress) }
         _ = consume lock
+        try outcome.get()
+    }
+
+    /// The download of `entry`, with its lock held.
+    private func downloadLocked(
+        _ entry: Catalog.Entry, fetcher: CatalogFetcher, waitingSince: UInt64, progress: (@Sendable (AssetPackProgress) -> Void)?
+    ) throws(AssetPackError) {
+        let id = entry.id
+        // Another caller may have installed it while this one waited…
+        let record = try engine { () throws(StoreError) in try store.packRecord(id) }
+        if record.map({ Self.isCurrent($0, entry) }) == true { return }
+        // …or cancelled the download this one waited for: then this call is cancelled too.
+        let board = downloadBoard
+        if let last = board.status(of: id), last.state == .cancelled, last.updated >= waitingSince {
+            throw AssetPackError(.downloadCancelled, pack: id, path: last.url, message: "download of '\(id)' from \(last.url) failed: cancelled")
+        }
+        let request = DownloadRequest(entry, url: fetcher.url(of: entry))
+        let reporter = DownloadReporter(board: board, request: request)
+        if let progress {
+            reporter.onChange = { s in progress(AssetPackProgress(phase: .downloading, unit: .bytes, completed: s.bytes, total: s.total)) }
+        }
+        let options = fetcher.options
+        do {
+            _ = try delivery { () throws(DeliveryError) in
+                try Downloader(store: store, options: options).download(request, monitor: reporter)
+            }
+            reporter.set(.finished)
+        } catch {
+            reporter.set(error.code == .downloadCancelled ? .cancelled : .failed, error: error.message, code: Int(error.code.rawValue))
+            throw error
+        }
     }
 
     /// `<container>/downloads/<id>.lock`, locked (OFD): one download of a
-    /// pack at a time across threads and processes.
-    private func downloadLock(_ id: String) throws(AssetPackError) -> FileDescriptor {
-        let directory = container.path + "/downloads"
+    /// pack at a time across threads and processes. Without `wait`, a lock
+    /// held elsewhere throws `.system` with `EWOULDBLOCK`.
+    func downloadLock(_ id: String, wait: Bool = true) throws(AssetPackError) -> FileDescriptor {
+        let board = downloadBoard
         do {
-            try FileSystem.createDirectories(directory)
-            let fd = try FileDescriptor.open(directory + "/" + id + ".lock", [.readWrite, .create, .noFollow])
-            try FileLock.lock(fd, wait: .forever, path: directory + "/" + id + ".lock")
+            try board.prepare()
+            let path = board.lockPath(of: id)
+            let fd = try FileDescriptor.open(path, [.readWrite, .create, .noFollow])
+            try FileLock.lock(fd, wait: wait ? .forever : .none, path: path)
             return fd
         } catch {
             throw AssetPackError(error)

@@ -52,7 +52,7 @@ enum Program {
             TemplateCommand.self, PackageCommand.self, InspectCommand.self, InstallCommand.self,
             ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, LimitsCommand.self,
             KeygenCommand.self, PublishCommand.self, VerifyPublishedCommand.self, ServeCommand.self,
-            FetchCommand.self, SyncCommand.self,
+            FetchCommand.self, SyncCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, CancelCommand.self,
             DaemonCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
         ]
     }

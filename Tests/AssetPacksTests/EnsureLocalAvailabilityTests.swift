@@ -6,22 +6,11 @@ import TestSupport
 /// `AssetPackManager` with a catalog, against nginx on 127.0.0.1: statuses,
 /// one download for concurrent callers, the public errors of downloads.
 @Suite struct EnsureLocalAvailabilityTests {
-    let dir = TemporaryDirectory("ensure-local")
+    let site = BigPackSite("ensure-local")
+    var dir: TemporaryDirectory { site.dir }
 
-    /// Publishes pack `Big` (2 MiB of noise, stored) in `version` to `site/`.
-    func publish(version: UInt64) throws {
-        try dir.write("content/big.bin", noise(2 << 20, seed: version))
-        let manifest = AssetPackManifest(assetPackID: "Big", downloadPolicy: .onDemand,
-                                         fileSelectors: [.file("big.bin", compression: .stored)], platforms: [.linux], version: version)
-        try Packager.package(manifest, root: dir.directory("content"), manifestPath: "m.json", output: dir.file("Big-\(version).zip"))
-        _ = try AssetPackPublisher.publish(packsAt: [dir.file("Big-\(version).zip")], to: dir.file("site"), options: .init())
-    }
-
-    func manager(_ nginx: NginxHost) throws -> AssetPackManager {
-        var source = AssetPackManager.CatalogSource(url: nginx.baseURL + "/catalog.json")
-        source.initialBackoff = 0.01
-        return try AssetPackManager(container: .init(path: dir.file("container")), options: .init(catalog: source))
-    }
+    func publish(version: UInt64) throws { try site.publish(version: version) }
+    func manager(_ nginx: NginxHost) throws -> AssetPackManager { try site.manager(nginx) }
 
     @Test func concurrentCallersShareOneDownloadAndStatusesFollow() async throws {
         try publish(version: 1)

@@ -45,6 +45,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .invalidTrustState: 40, .publishRefused: 41,
             .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
             .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
+            .downloadCancelled: 55, .noDownloadInProgress: 56,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
         for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }

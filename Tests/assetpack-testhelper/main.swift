@@ -16,6 +16,8 @@ import AssetPacks
 ///     remove      --container C --id ID        (likewise)
 ///     download    --container C --id ID --url U --version V --size N --sha256 H
 ///                 (one download through AssetDelivery's Downloader)
+///     watch-status --container C --id ID
+///                 (statusUpdates until the download ends: how late updates arrive)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -78,6 +80,8 @@ do {
         report(try CrashingWriter.remove(options))
     case "download":
         report(try DownloadOnce.run(options))
+    case "watch-status":
+        report(try WatchStatus.run(options))
     default:
         fail("unknown subcommand '\(args[1])'")
     }
