@@ -42,7 +42,7 @@ let package = Package(
                        providers: [.apt(["libzip-dev"])]),
         .executableTarget(
             name: "assetpack-bench",
-            dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem",
+            dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem", "AssetDelivery",
                            "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate",
                            // nginx and `assetpack serve` as processes, curl as their client.
                            "TestSupport"],

@@ -47,6 +47,7 @@ enum Scenarios {
         DownloadScenario.scenario,
         VerifyDeepScenario.scenario,
         ServeScenario.scenario,
+        StatusScenario.scenario,
     ]
 
     /// Measured cases that wait for code that does not exist yet.

@@ -39,6 +39,11 @@ final class WorkerProcess {
         input.fileHandleForWriting.write(Data("go\n".utf8))
     }
 
+    /// Writes `text` to the worker's standard input.
+    func send(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
     /// Waits for the worker to finish and decodes what it reported.
     func result<T: Decodable>(_ type: T.Type) throws -> T {
         let data = output.fileHandleForReading.readDataToEndOfFile()

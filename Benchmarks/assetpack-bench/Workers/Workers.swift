@@ -9,6 +9,8 @@ import AssetStore
 ///     --worker reader CONTAINER PACK PATHS-FILE SECONDS SEED
 ///     --worker installer CONTAINER PACK SECONDS ZIP…
 ///     --worker profile CONTAINER PACK PATHS-FILE COUNT random|hot
+///     --worker status-watcher CONTAINER PACK COUNT
+///     --worker pipe-reader COUNT
 enum Workers {
     /// What a reader reports.
     struct ReaderReport: Codable {
@@ -37,6 +39,12 @@ enum Workers {
         case "profile" where a.count == 5:
             guard let count = Int(a[3]), count > 0 else { throw BenchError.usage("bad profile arguments") }
             try profile(container: a[0], pack: a[1], pathsFile: a[2], count: count, order: a[4])
+        case "status-watcher" where a.count == 3:
+            guard let count = Int(a[2]) else { throw BenchError.usage("bad status-watcher arguments") }
+            try StatusScenario.watch(container: a[0], pack: a[1], count: count)
+        case "pipe-reader" where a.count == 1:
+            guard let count = Int(a[0]) else { throw BenchError.usage("bad pipe-reader arguments") }
+            try StatusScenario.readPipe(count: count)
         default:
             throw BenchError.usage("unknown worker \(arguments)")
         }
