@@ -76,14 +76,36 @@ extension AssetPackManager {
 
     // MARK: Underneath, synchronous
 
-    private func download(_ id: String, progress: (@Sendable (AssetPackProgress) -> Void)?) throws(AssetPackError) {
-        let (fetcher, catalog) = try fetchCatalog()
-        guard let entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+    /// Downloads pack `id` unless the catalog's version is installed. A
+    /// `discretionary` one first waits for its turn (``Discretionary``),
+    /// calling `deferred` with the reason when it starts waiting and when
+    /// the reason changes, holds a slot while it runs and is rate-capped.
+    func download(_ id: String, discretionary: Bool = false, progress: (@Sendable (AssetPackProgress) -> Void)?,
+                  deferred: ((String) -> Void)? = nil) throws(AssetPackError) {
+        var (fetcher, catalog) = try fetchCatalog()
+        guard var entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+        // The turn is waited for before the pack's lock, so that a program's
+        // own request for the pack never waits behind a deferred download.
+        var turn: DiscretionaryTurn?
+        if discretionary, try engine({ () throws(StoreError) in try store.packRecord(id) }).map({ Self.isCurrent($0, entry) }) != true {
+            var waited = false
+            turn = try discretionaryTurn { reason in
+                waited = true
+                deferred?(reason)
+            }
+            if waited {
+                // The catalog may have moved on during a long wait.
+                (fetcher, catalog) = try fetchCatalog()
+                guard let current = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+                entry = current
+            }
+        }
         let lock = try downloadLock(id)
         // Another caller may have installed it while this one waited.
         let record = try engine { () throws(StoreError) in try store.packRecord(id) }
         if record.map({ Self.isCurrent($0, entry) }) != true {
-            let options = fetcher.options
+            var options = fetcher.options
+            if discretionary { options.http.maximumReceiveSpeed = policies.discretionary.maximumBytesPerSecond.map { Int64($0) } }
             try delivery { () throws(DeliveryError) in
                 try Downloader(store: store, options: options).download(DownloadRequest(entry, url: fetcher.url(of: entry))) { done, total in
                     progress?(AssetPackProgress(phase: .downloading, unit: .bytes, completed: done, total: total))
@@ -91,6 +113,7 @@ extension AssetPackManager {
             }
         }
         _ = consume lock
+        _ = consume turn
     }
 
     /// `<container>/downloads/<id>.lock`, locked (OFD): one download of a
@@ -107,7 +130,7 @@ extension AssetPackManager {
         }
     }
 
-    private func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {
+    func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {
         guard let source = catalogSource else {
             throw AssetPackError(.catalogUnavailable, message: "no catalog is configured (AssetPackManager.Options.catalog)")
         }
