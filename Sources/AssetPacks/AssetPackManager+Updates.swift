@@ -52,8 +52,13 @@ extension AssetPackManager {
         guard pack.platforms.contains(.linux) else { return .unsupportedPlatform }
         if pack.status.contains(.upToDate) { return .upToDate }
         if let downloaderExtension = policies.downloaderExtension, !downloaderExtension.shouldDownload(pack) { return .declined }
-        try await offload { () throws(AssetPackError) in
-            try self.download(pack.id, discretionary: discretionary, progress: progress, deferred: onDeferral.map { report in { report($0) } })
+        if discretionary {
+            try await offload { () throws(AssetPackError) in
+                try self.download(pack.id, discretionary: true, progress: progress, deferred: onDeferral.map { report in { report($0) } })
+            }
+        } else {
+            // An essential pack goes the way of the program's own requests.
+            try await ensureLocalAvailability(of: pack, progress: progress)
         }
         return .installed
     }

@@ -170,6 +170,32 @@ import TestSupport
         #expect(try await nothing(manager.checkForUpdates()))
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func updatesAreDiscretionaryAndWaitForMains() async throws {
+        try publish("Levels")
+        let nginx = try NginxHost(root: dir.file("site"))
+        defer { nginx.stop() }
+        let manager = try manager(nginx, discretionary: .init(recheckInterval: 0.05))
+        try await manager.ensureLocalAvailability(of: try await manager.assetPack(withID: "Levels"))
+        try publish("Levels", version: 2)
+        try dir.write("system/sys/class/power_supply/BAT0/type", "Battery\n")
+        try dir.write("system/sys/class/power_supply/AC/type", "Mains\n")
+        try dir.write("system/sys/class/power_supply/AC/online", "0\n")
+        #expect(try await manager.checkForUpdates().updating == ["Levels"])
+        try await Task.sleep(nanoseconds: 300_000_000)  // several re-checks
+        #expect(try await manager.assetPack(withID: "Levels").status == [.downloaded, .outOfDate, .updateAvailable])
+        #expect(nginx.accessLog.filter { $0.uri.hasPrefix("/Levels-") }.count == 1, "only version 1 was fetched")
+        // Asked again meanwhile: reported, not started twice.
+        #expect(try await manager.checkForUpdates().updating == ["Levels"])
+        try dir.write("system/sys/class/power_supply/AC/online", "1\n")
+        let deadline = Date().addingTimeInterval(30)
+        while try await manager.assetPack(withID: "Levels").version != "2" && Date() < deadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(try await manager.assetPack(withID: "Levels").status == [.downloaded, .upToDate])
+        #expect(nginx.accessLog.filter { $0.uri.hasPrefix("/Levels-") }.count == 2)
+    }
+
     @Test func checkForUpdatesAsksTheExtension() async throws {
         try publish("Levels")
         let nginx = try NginxHost(root: dir.file("site"))
