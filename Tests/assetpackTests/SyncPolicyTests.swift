@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AssetPacks
+import AssetSystem
 import TestSupport
 
 /// `assetpack sync`'s policies through the real binary against nginx on
@@ -102,8 +103,9 @@ import TestSupport
     }
 
     /// Two syncs of two catalogs in one container, each with one 768 KiB
-    /// prefetch pack received at 512 KiB/s.
-    func twoSyncs(maxConcurrent: Int) throws -> (Child, Child, Site) {
+    /// prefetch pack received at 512 KiB/s. With `holdingSlot`, the test
+    /// holds slot 0 until both have said they wait for it.
+    func twoSyncs(maxConcurrent: Int, holdingSlot: Bool = false) throws -> (Child, Child, Site) {
         let s = try Site(keys: false)
         for (id, seed) in [("One", 1), ("Two", 2)] {
             try s.dir.write("src/\(id)/files/big.bin", noise(768 << 10, seed: UInt64(seed)))
@@ -113,23 +115,30 @@ import TestSupport
         let nginx = try NginxHost(root: s.out)
         defer { nginx.stop() }
         let system = System(root: s.dir.directory("system"))
+        var slot: FileLock?
+        if holdingSlot { slot = try FileLock(path: s.dir.directory("container/downloads/slots") + "/0.lock") }
         let caps = ["--max-rate", "512K", "--max-concurrent", String(maxConcurrent), "--recheck-interval", "0.1"]
         let one = try sync(s, nginx, catalog: "One/catalog.json", system: system, caps)
         let two = try sync(s, nginx, catalog: "Two/catalog.json", system: system, caps)
+        if holdingSlot {
+            let waiting = "deferred: the container's download slot is in use"
+            #expect(eventually(timeout: 30) { one.stderr.contains(waiting) && two.stderr.contains(waiting) }, "\(one.stderr) | \(two.stderr)")
+            slot = nil
+        }
         #expect(one.wait(timeout: 30) && two.wait(timeout: 30))
         #expect(one.exitStatus == 0 && two.exitStatus == 0, "\(one.stderr) \(two.stderr)")
+        _ = consume slot
         return (one, two, s)
     }
 
     @Test(.timeLimit(.minutes(1)))
     func oneSlotMakesTwoProcessesDownloadOneAfterTheOther() throws {
-        let (one, two, s) = try twoSyncs(maxConcurrent: 1)
-        let waited = [one, two].filter { $0.stderr.contains("deferred: the container's download slot is in use") }
-        #expect(waited.count == 1, "\(one.stderr) | \(two.stderr)")
+        let (one, two, s) = try twoSyncs(maxConcurrent: 1, holdingSlot: true)
         let manager = try AssetPackManager(container: .init(path: s.dir.container))
         let dates = try ["One", "Two"].map { try manager.assetPack(withID: $0).installDate }.sorted()
         // The second download began after the first ended, and takes 1.5 s at the cap.
         #expect(dates[1].timeIntervalSince(dates[0]) >= 1.0, "\(dates)")
+        #expect([one, two].allSatisfy { $0.stderr.contains("version 1 installed") })
     }
 
     @Test(.timeLimit(.minutes(1)))
