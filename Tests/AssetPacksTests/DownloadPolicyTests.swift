@@ -185,7 +185,7 @@ import TestSupport
         try await Task.sleep(nanoseconds: 300_000_000)  // several re-checks
         #expect(try await manager.assetPack(withID: "Levels").status == [.downloaded, .outOfDate, .updateAvailable])
         #expect(nginx.accessLog.filter { $0.uri.hasPrefix("/Levels-") }.count == 1, "only version 1 was fetched")
-        // Asked again meanwhile: reported, not started twice.
+        // Asked again meanwhile: still reported as updating.
         #expect(try await manager.checkForUpdates().updating == ["Levels"])
         try dir.write("system/sys/class/power_supply/AC/online", "1\n")
         let deadline = Date().addingTimeInterval(30)
