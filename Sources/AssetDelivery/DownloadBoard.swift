@@ -52,6 +52,15 @@ public struct DownloadBoard: Sendable {
         (try? FileLock.isHeld(path: lockPath(of: pack))) ?? false
     }
 
+    /// Whether the download `status` describes is alive: it holds the pack's
+    /// lock — or, deferred (a discretionary download waiting for its turn,
+    /// before the lock), its process exists.
+    public func isRunning(_ status: DownloadStatus) -> Bool {
+        guard !status.state.isFinal else { return false }
+        if status.state == .deferred { return kill(status.pid, 0) == 0 || errno == EPERM }
+        return isRunning(status.pack)
+    }
+
     /// Replaces `pack`'s status record.
     public func write(_ status: DownloadStatus) throws(Errno) {
         try replace(statusPath(of: status.pack), with: status.encoded())

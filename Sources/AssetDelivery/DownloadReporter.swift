@@ -45,13 +45,14 @@ public final class DownloadReporter: DownloadMonitor {
     /// (seconds, bytes) samples of the last seconds, for the rate.
     private var samples: [(Double, UInt64)] = []
 
-    /// Starts a record for a download of `request` on `board`, in state `began`.
-    public init(board: DownloadBoard, request: DownloadRequest) {
+    /// Starts a record for a download of `request` on `board`, in `state`
+    /// (`began`, or `deferred` with its `reason`).
+    public init(board: DownloadBoard, request: DownloadRequest, state: DownloadStatus.State = .began, reason: String? = nil) {
         self.board = board
         let now = DownloadBoard.now
         status = DownloadStatus(
-            pack: request.pack, download: Self.newID(), state: .began, bytes: 0, total: request.size,
-            version: String(request.version), url: request.url, pid: getpid(), started: now, updated: now)
+            pack: request.pack, download: Self.newID(), state: state, bytes: 0, total: request.size,
+            version: String(request.version), url: request.url, pid: getpid(), started: now, updated: now, reason: reason)
         // A request left for an earlier download means nothing to this one.
         if let stale = board.control(of: request.pack), stale.download != status.download { board.clearControl(of: request.pack) }
         publish()
@@ -69,6 +70,15 @@ public final class DownloadReporter: DownloadMonitor {
             if board.control(of: status.pack)?.download == status.download { board.clearControl(of: status.pack) }
         }
         publish()
+    }
+
+    /// Makes the record one of a download of `request` (the catalog may have
+    /// moved on while a deferred download waited), in state `began`.
+    public func retarget(_ request: DownloadRequest) {
+        status.version = String(request.version)
+        status.url = request.url
+        status.total = request.size
+        if status.state != .began { set(.began) }
     }
 
     // MARK: DownloadMonitor

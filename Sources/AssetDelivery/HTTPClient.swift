@@ -153,7 +153,7 @@ public final class HTTPClient {
             cas_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
             cas_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
             // Bigger receive chunks than libcurl's 16 KiB: fewer write calls and hash updates per GiB.
-            cas_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, 512 << 10),
+            cas_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, Self.bufferSize(cap: c.maximumReceiveSpeed)),
             cas_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, writeBody),
             cas_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, transfer),
             cas_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, readHeader),
@@ -170,6 +170,16 @@ public final class HTTPClient {
         if let bad = codes.first(where: { $0 != CURLE_OK }) {
             throw Failure(kind: .other, status: nil, message: String(cString: curl_easy_strerror(bad)))
         }
+    }
+
+    /// The receive buffer: 512 KiB, or under a receive cap a thousandth of
+    /// the cap (1 KiB at least). libcurl (7.88) reads a readable socket up to
+    /// a hundred buffers in a row before it looks at the cap again, so with
+    /// big buffers on a fast link a capped transfer ran at full speed; this
+    /// keeps each burst to a tenth of a second's worth.
+    static func bufferSize(cap: Int64?) -> Int {
+        guard let cap else { return 512 << 10 }
+        return Int(min(512 << 10, max(1 << 10, cap / 1000)))
     }
 
     private static func kind(of code: CURLcode) -> Failure.Kind {

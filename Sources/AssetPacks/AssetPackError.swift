@@ -83,6 +83,9 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A symlink is where a file or directory of the container belongs
         /// (``path``); the container never follows one.
         case symlinkInContainer = 25
+        /// A value of ``AssetPackManager/Options`` that it cannot take
+        /// (``field`` names it, `discretionary.maximumConcurrentDownloads`).
+        case invalidOption = 26
         /// A catalog is not valid (``path``; ``field`` at fault; ``pack``
         /// when an entry's; ``reason`` says what).
         case invalidCatalog = 32

@@ -76,35 +76,84 @@ extension AssetPackManager {
 
     // MARK: Underneath, synchronous
 
-    private func download(_ id: String, progress: (@Sendable (AssetPackProgress) -> Void)?) throws(AssetPackError) {
-        let (fetcher, catalog) = try fetchCatalog()
-        guard let entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+    /// Downloads pack `id` unless the catalog's version is installed. A
+    /// `discretionary` one first waits for its turn (``Discretionary``),
+    /// calling `deferred` with the reason when it starts waiting and when
+    /// the reason changes (and keeping a `deferred` status record meanwhile,
+    /// which a cancel request ends), holds a slot while it runs and is rate-capped.
+    func download(_ id: String, discretionary: Bool = false, progress: (@Sendable (AssetPackProgress) -> Void)?,
+                  deferred: ((String) -> Void)? = nil) throws(AssetPackError) {
+        var (fetcher, catalog) = try fetchCatalog()
+        guard var entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
         let waitingSince = DownloadBoard.now
+        let board = downloadBoard
+        var reporter: DownloadReporter?
+        // The turn is waited for before the pack's lock, so that a program's
+        // own request for the pack never waits behind a deferred download.
+        var turn: DiscretionaryTurn?
+        if discretionary, try engine({ () throws(StoreError) in try store.packRecord(id) }).map({ Self.isCurrent($0, entry) }) != true {
+            var waited = false
+            let request = DownloadRequest(entry, url: fetcher.url(of: entry))
+            turn = try discretionaryTurn(deferred: { reason in
+                waited = true
+                // A record of its own, unless another process runs the pack's download.
+                if let reporter {
+                    reporter.set(.deferred, reason: reason)
+                } else if board.status(of: id).map(board.isRunning) != true {
+                    reporter = DownloadReporter(board: board, request: request, state: .deferred, reason: reason)
+                }
+                deferred?(reason)
+            }, sleep: { seconds in
+                guard let reporter else { Monotonic.sleep(seconds); return true }
+                return reporter.sleep(seconds) != .cancel
+            })
+            guard turn != nil else {
+                reporter?.set(.cancelled, error: "cancelled while deferred", code: Int(AssetPackError.Code.downloadCancelled.rawValue))
+                throw AssetPackError(.downloadCancelled, pack: id, path: request.url, message: "download of '\(id)' from \(request.url) failed: cancelled")
+            }
+            if waited {
+                // The catalog may have moved on during a long wait.
+                (fetcher, catalog) = try fetchCatalog()
+                guard let current = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
+                entry = current
+            }
+        }
         let lock = try downloadLock(id)
-        let outcome = Result { () throws(AssetPackError) in try downloadLocked(entry, fetcher: fetcher, waitingSince: waitingSince, progress: progress) }
+        let speed = discretionary ? policies.discretionary.maximumBytesPerSecond.map { Int64($0) } : nil
+        let outcome = Result { () throws(AssetPackError) in
+            try downloadLocked(entry, fetcher: fetcher, waitingSince: waitingSince, reporter: reporter, maximumSpeed: speed, progress: progress)
+        }
         _ = consume lock
+        _ = consume turn
         try outcome.get()
     }
 
-    /// The download of `entry`, with its lock held.
+    /// The download of `entry`, with its lock held, reported by `reporter`
+    /// (a deferred download's) or a new one.
     private func downloadLocked(
-        _ entry: Catalog.Entry, fetcher: CatalogFetcher, waitingSince: UInt64, progress: (@Sendable (AssetPackProgress) -> Void)?
+        _ entry: Catalog.Entry, fetcher: CatalogFetcher, waitingSince: UInt64, reporter deferredReporter: DownloadReporter?,
+        maximumSpeed: Int64?, progress: (@Sendable (AssetPackProgress) -> Void)?
     ) throws(AssetPackError) {
         let id = entry.id
         // Another caller may have installed it while this one waited…
         let record = try engine { () throws(StoreError) in try store.packRecord(id) }
-        if record.map({ Self.isCurrent($0, entry) }) == true { return }
+        if record.map({ Self.isCurrent($0, entry) }) == true {
+            deferredReporter?.set(.finished)
+            return
+        }
         // …or cancelled the download this one waited for: then this call is cancelled too.
         let board = downloadBoard
-        if let last = board.status(of: id), last.state == .cancelled, last.updated >= waitingSince {
+        if deferredReporter == nil, let last = board.status(of: id), last.state == .cancelled, last.updated >= waitingSince {
             throw AssetPackError(.downloadCancelled, pack: id, path: last.url, message: "download of '\(id)' from \(last.url) failed: cancelled")
         }
         let request = DownloadRequest(entry, url: fetcher.url(of: entry))
-        let reporter = DownloadReporter(board: board, request: request)
+        let reporter = deferredReporter ?? DownloadReporter(board: board, request: request)
+        reporter.retarget(request)
         if let progress {
             reporter.onChange = { s in progress(AssetPackProgress(phase: .downloading, unit: .bytes, completed: s.bytes, total: s.total)) }
         }
-        let options = fetcher.options
+        var options = fetcher.options
+        if let maximumSpeed { options.http.maximumReceiveSpeed = maximumSpeed }
         do {
             _ = try delivery { () throws(DeliveryError) in
                 try Downloader(store: store, options: options).download(request, monitor: reporter)
@@ -132,7 +181,7 @@ extension AssetPackManager {
         }
     }
 
-    private func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {
+    func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {
         guard let source = catalogSource else {
             throw AssetPackError(.catalogUnavailable, message: "no catalog is configured (AssetPackManager.Options.catalog)")
         }

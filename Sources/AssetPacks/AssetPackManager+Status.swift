@@ -212,7 +212,7 @@ extension AssetPackManager {
         let board = downloadBoard
         var record = record
         while let first = record {
-            let running = board.isRunning(first.pack)
+            let running = board.isRunning(first)
             record = board.status(of: first.pack)
             if record == first { return AssetPackDownloadStatus(first, running: running) }
         }
@@ -239,7 +239,7 @@ extension AssetPackManager {
     ///
     /// - Throws: `.noDownloadInProgress` when there is neither.
     public func cancelDownload(ofAssetPackWithID id: String) throws(AssetPackError) {
-        if let s = downloadBoard.status(of: id), !s.state.isFinal, downloadBoard.isRunning(id) {
+        if let s = downloadBoard.status(of: id), downloadBoard.isRunning(s) {
             try request(.cancel, id)
             return
         }
@@ -266,7 +266,7 @@ extension AssetPackManager {
     }
 
     private func request(_ r: DownloadControl.Request, _ id: String) throws(AssetPackError) {
-        guard let s = downloadBoard.status(of: id), !s.state.isFinal, downloadBoard.isRunning(id) else {
+        guard let s = downloadBoard.status(of: id), downloadBoard.isRunning(s) else {
             throw AssetPackError(.noDownloadInProgress, pack: id, message: "no download of '\(id)' is in progress")
         }
         do { try downloadBoard.send(DownloadControl(download: s.download, request: r), to: id) } catch { throw AssetPackError(error) }

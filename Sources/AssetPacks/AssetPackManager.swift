@@ -72,14 +72,28 @@ public final class AssetPackManager: Sendable {
         /// Where packs are downloaded from (``ensureLocalAvailability(of:)``);
         /// `nil`: this manager only works with what is installed.
         public var catalog: CatalogSource?
+        /// How discretionary downloads (prefetch packs at an installation
+        /// event, the updates ``checkForUpdates()`` starts) are held back.
+        public var discretionary = Discretionary()
+        /// The directory the machine's power supplies and load are read
+        /// under (`<root>/sys/class/power_supply`, `<root>/proc/loadavg`);
+        /// `nil`: the environment variable `ASSETPACKS_SYSTEM_ROOT`, else `/`.
+        public var systemRoot: String?
+        /// Consulted before every automatic download, as Background Assets'
+        /// downloader extension is; `nil` downloads every pack a policy names.
+        public var downloaderExtension: (any AssetPackDownloaderExtension)?
 
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
-                    limits: Limits? = nil, catalog: CatalogSource? = nil) {
+                    limits: Limits? = nil, catalog: CatalogSource? = nil, discretionary: Discretionary = Discretionary(),
+                    systemRoot: String? = nil, downloaderExtension: (any AssetPackDownloaderExtension)? = nil) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
             self.clearsStaleReaders = clearsStaleReaders
             self.limits = limits
             self.catalog = catalog
+            self.discretionary = discretionary
+            self.systemRoot = systemRoot
+            self.downloaderExtension = downloaderExtension
         }
     }
 
@@ -89,14 +103,17 @@ public final class AssetPackManager: Sendable {
     public let container: Container
     /// Where this manager downloads packs from, if anywhere.
     public let catalogSource: CatalogSource?
+    /// Discretionary downloads, the downloader extension, updates in flight.
+    let policies: Policies
 
     /// A manager for `container` (by default the default group's).
     ///
     /// - Throws: `.noContainer` when it is missing and `options` says not to
     ///   create it; `.system` when it cannot be created; `.index` when its
     ///   index cannot be opened; `.unsupportedSchema` when another version
-    ///   wrote it.
+    ///   wrote it; `.invalidOption` for a value ``Options`` cannot take.
     public init(container: Container = .default(), options: Options = Options()) throws(AssetPackError) {
+        policies = try Policies(options)
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
         engineOptions.createsContainer = options.createsContainer

@@ -37,7 +37,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .assetPackNotFound: 1, .fileNotFound: 2, .ambiguousPath: 3, .invalidPackID: 4, .invalidPath: 5,
             .corruptRecord: 6, .archiveMissing: 7, .badArchive: 8, .system: 9, .index: 10,
             .invalidManifest: 16, .invalidRecordedManifest: 17, .lockTimeout: 18, .notAFile: 19, .noContainer: 20,
-            .unsupportedSchema: 21, .unsupportedURL: 22, .daemonUnavailable: 23, .limitExceeded: 24, .symlinkInContainer: 25,
+            .unsupportedSchema: 21, .unsupportedURL: 22, .daemonUnavailable: 23, .limitExceeded: 24, .symlinkInContainer: 25, .invalidOption: 26,
             .peerNotAllowed: 64, .malformedRequest: 65, .requestTooLarge: 66, .unsupportedVersion: 67,
             .daemonBusy: 68, .daemonFailed: 69,
             .invalidCatalog: 32, .unsupportedCatalogFormat: 33, .catalogUnsigned: 34, .catalogKeyMismatch: 35,

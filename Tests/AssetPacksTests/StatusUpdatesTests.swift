@@ -37,9 +37,11 @@ import TestSupport
     @Test func updatesGoFromBeganThroughDownloadingToFinished() async throws {
         let (nginx, manager, pack) = try await start(rate: "2m")
         defer { nginx.stop() }
+        // Subscribed before the download starts: every step is this download's.
+        let updates = manager.statusUpdates(forAssetPackWithID: "Big")
         let seen = Task { () -> [String] in
             var names: [String] = []
-            for await update in manager.statusUpdates(forAssetPackWithID: "Big") {
+            for await update in updates {
                 switch update {
                 case .began: names.append("began")
                 case .downloading(let p, let progress):

@@ -65,7 +65,8 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
         Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container,
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container
+                    + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
         Surface(name: "status", options: ["--watch", "--json"] + container, arguments: ["<pack>"],
                 refused: ["status", "a", "b"], message: "unexpected argument 'b'"),

@@ -16,8 +16,9 @@ enum CatalogOptions {
 
     static let options = [catalog, key, caFile]
 
-    /// The manager of the named container, downloading from `--catalog`.
-    static func manager(_ arguments: Arguments) throws(CLIError) -> AssetPackManager {
+    /// The manager of the named container, downloading from `--catalog`,
+    /// opened with `options` otherwise.
+    static func manager(_ arguments: Arguments, options: AssetPackManager.Options = .init()) throws(CLIError) -> AssetPackManager {
         guard let url = arguments.value(catalog) else { throw .usage("--catalog is required") }
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
             throw .usage("--catalog must be an http:// or https:// URL: '\(url)'")
@@ -25,7 +26,9 @@ enum CatalogOptions {
         do throws(AssetPackError) {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
             let source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
-            return try AssetPackManager(container: StoreOptions.container(arguments), options: .init(catalog: source))
+            var options = options
+            options.catalog = source
+            return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
         } catch {
             throw .from(error)
         }

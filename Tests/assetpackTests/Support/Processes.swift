@@ -37,7 +37,10 @@ final class Child: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = args
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Prefetch downloads defer on battery and load: not the test machine's.
+        if env["ASSETPACKS_SYSTEM_ROOT"] == nil { env["ASSETPACKS_SYSTEM_ROOT"] = CLI.neutralSystemRoot }
+        process.environment = env
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         process.standardInput = FileHandle.nullDevice

@@ -225,6 +225,25 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
         let installed = try await downloader.assetPack(withID: "com.example.Consumer")
         check(installed.status == [.downloaded, .upToDate] && installed.sha256 == available.sha256, "installed: \(installed.status)")
         check(try downloader.contents(at: "intro.m4v", searchingInAssetPackWithID: "com.example.Consumer") == media, "downloaded bytes")
+        let policed = try AssetPackManager(container: container, options: AssetPackManager.Options(
+            catalog: source,
+            discretionary: AssetPackManager.Discretionary(maximumBytesPerSecond: 1 << 20, maximumConcurrentDownloads: 2,
+                                                          defersOnBattery: false, maximumLoadAverage: nil, recheckInterval: 1),
+            systemRoot: work + "/system", downloaderExtension: Declines()))
+        let updates = try await policed.checkForUpdates()
+        check(updates.updating.isEmpty && updates.removed.isEmpty, "nothing to update: \(updates)")
+        let automatic = try await policed.ensureAvailability(of: installed, forInstallationEvent: .firstInstallation, progress: nil,
+                                                             onDeferral: { _ in })
+        check(automatic == .upToDate && AssetPackManager.AutomaticDownloadOutcome.allCases.count == 5, "automatic: \(automatic)")
+        check(AssetPackManager.Discretionary().maximumConcurrentDownloads == 1 && AssetPackManager.Discretionary.slotLimit == 64,
+              "discretionary defaults")
+        do {
+            _ = try AssetPackManager(container: container, options: AssetPackManager.Options(
+                discretionary: AssetPackManager.Discretionary(maximumConcurrentDownloads: 0)))
+            check(false, "no download slots")
+        } catch {
+            check(error.code == .invalidOption && error.field == "discretionary.maximumConcurrentDownloads", "invalid option: \(error)")
+        }
         let other: AssetPack.Status = [.updateAvailable, .outOfDate, .obsolete, .downloading]
         check(!other.contains(.upToDate) && other.contains(.obsolete), "status set")
         do {
@@ -259,6 +278,11 @@ server.terminate()
 server.waitUntilExit()
 
 print("public API: ok")
+
+/// A downloader extension that declines every pack.
+struct Declines: AssetPackDownloaderExtension {
+    func shouldDownload(_ assetPack: AssetPack) -> Bool { false }
+}
 
 final class LockedCount: @unchecked Sendable {
     private let lock = NSLock()
