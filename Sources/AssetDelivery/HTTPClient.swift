@@ -2,8 +2,12 @@ internal import CCurl
 import AssetSystem
 
 /// A blocking HTTP client over one libcurl easy handle: GETs whose bodies go
-/// to a callback as they arrive. Requests of one client run one at a time
-/// and reuse its connections (libcurl keeps them with the handle).
+/// to a callback as they arrive. Requests of one client run one at a time;
+/// every client's requests run through the process's one multi handle
+/// (``TransferLoop``), so concurrent downloads share one event loop and one
+/// connection cache: a request reuses an idle connection any client left.
+/// The body, header and progress callbacks run on the loop's thread while
+/// the caller waits.
 ///
 /// HTTP/1.1 and HTTP/2 (ALPN over TLS); TLS with the system's certificate
 /// authorities plus ``Configuration/caFile``; proxies from `http_proxy`,
@@ -119,7 +123,7 @@ public final class HTTPClient {
             let transfer = Transfer(handle: handle, stallTimeout: configuration.stallTimeout, body: body)
             return try withExtendedLifetime(transfer) { () throws(Failure) -> Head in
                 try configure(url: url, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
-                var code = curl_easy_perform(handle)
+                var code = TransferLoop.shared.perform(handle)
                 if transfer.stalled { code = CURLE_OPERATION_TIMEDOUT }
                 var status = 0
                 _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -57,3 +57,13 @@ typedef int (*cas_curl_progress_callback)(void *context, curl_off_t download_tot
 static inline CURLcode cas_curl_setopt_progress(CURL *handle, cas_curl_progress_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
+
+/// One message of `curl_multi_info_read`: when it says a transfer is done,
+/// stores its easy handle and result and returns 1; else returns 0. (The
+/// result sits in a union, which Swift reads awkwardly.)
+static inline int cas_curl_multi_done(const CURLMsg *message, CURL **handle, CURLcode *result) {
+    if (message == NULL || message->msg != CURLMSG_DONE) return 0;
+    *handle = message->easy_handle;
+    *result = message->data.result;
+    return 1;
+}
