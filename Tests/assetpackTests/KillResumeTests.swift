@@ -20,7 +20,11 @@ struct KillResumeTests {
 
     @Test func syncKilledAtRandomMomentsResumesFromTheJournalEachTime() throws {
         let kills = Self.soak ? 200 : 20
-        let size = Self.soak ? 24 << 20 : 4 << 20
+        let size = Self.soak ? 32 << 20 : 4 << 20
+        // The file grows in steps of a fiftieth of the rate: a kill lands up
+        // to a step past its growth. Half the file at most arrives killed.
+        let rate = Self.soak ? "2M" : "1M"
+        let maximumGrowth = size / (2 * kills)
         let seed = ProcessInfo.processInfo.environment["ASSETPACKS_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("KillResumeTests: seed \(seed) (ASSETPACKS_KILL_SEED=\(seed) replays the moments), \(kills) kills, \(size) bytes")
         var moments = SplitMix(seed)
@@ -32,7 +36,7 @@ struct KillResumeTests {
         #expect(try s.publish([pack, "--sign", s.key]).status == 0)
         let target = "/" + (try #require(try s.files().first { $0.hasSuffix(".zip") }))
         let fileSize = try #require(Journal.size(s.out + target))
-        let server = try ServeHost(root: s.out, ["--throttle", Self.soak ? "4M" : "1M", "--fault-path", "*.zip"], executable: CLI.binary)
+        let server = try ServeHost(root: s.out, ["--throttle", rate, "--fault-path", "*.zip"], executable: CLI.binary)
         defer { server.stop() }
         let arguments = ["sync", "--event", "first-installation", "--catalog", server.baseURL + "/catalog.json", "--key", s.pub,
                          "--container", s.dir.container]
@@ -43,16 +47,15 @@ struct KillResumeTests {
         for _ in 0..<kills {
             let before = standing.last!
             let child = try Child(CLI.binary, arguments)
-            if moments.next() % 4 == 0 {
-                // Any instant of its life: starting, fetching the catalog, writing the journal, downloading.
-                let until = Date().addingTimeInterval(Double(moments.next() % 250) / 1000)
-                eventually(timeout: 1) { !child.process.isRunning || Date() >= until }
-            } else {
-                // Once the file has grown by a random amount (bounded, so the
-                // whole file cannot arrive before the last kill).
-                let growth = 1 + Int(moments.next() % UInt64(fileSize / (kills + 10)))
-                #expect(eventually(timeout: 30) { !child.process.isRunning || ((try? journal.standing("Big")) ?? 0) >= before + growth })
-            }
+            // Each kill comes once the file has grown by a random amount, at
+            // most `maximumGrowth` (so the whole file cannot arrive before the
+            // last kill); one in four also at a random instant before that:
+            // starting, fetching the catalog, writing the journal, downloading.
+            let growth = 1 + Int(moments.next() % UInt64(maximumGrowth))
+            let until = moments.next() % 4 == 0 ? Date().addingTimeInterval(Double(moments.next() % 250) / 1000) : .distantFuture
+            #expect(eventually(timeout: 30) {
+                !child.process.isRunning || Date() >= until || ((try? journal.standing("Big")) ?? 0) >= before + growth
+            })
             #expect(child.process.isRunning, "the download ended before its kill: \(child.stderr)")
             child.signal(SIGKILL)
             #expect(child.wait(timeout: 20) && child.wasKilled)
