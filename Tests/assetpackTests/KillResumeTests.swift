@@ -85,7 +85,7 @@ struct KillResumeTests {
         let sent = gets.reduce(0) { $0 + $1.bodyBytes }
         let excess = sent - fileSize
         print("KillResumeTests: \(gets.count) requests, \(sent) bytes sent for \(fileSize): \(excess) beyond the file " +
-              "(at most \(excess / max(gets.count - 1, 1)) per killed request on average)")
+              "(\(excess / max(gets.count - 1, 1)) per killed request on average)")
         #expect(sent >= fileSize && excess <= (gets.count - 1) * Self.inFlightBound, "\(gets)")
     }
 }
