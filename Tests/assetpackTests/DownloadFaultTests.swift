@@ -138,11 +138,8 @@ struct DownloadFaultTests {
         defer { server.stop() }
         // A process downloading it is killed once part of the file is on disk…
         let journal = try Journal(container: f.container)
-        let child = try Child(CLI.binary, ["fetch", "Big", "--catalog", server.baseURL + "/catalog.json", "--container", f.container])
-        #expect(eventually(timeout: 30) { !child.process.isRunning || ((try? journal.standing("Big")) ?? 0) >= 100_000 })
-        child.signal(SIGKILL)
-        #expect(child.wait(timeout: 20) && child.wasKilled, "\(child.stderr)")
-        let standing = try journal.standing("Big")
+        let standing = try journal.killDownload(["fetch", "Big", "--catalog", server.baseURL + "/catalog.json", "--container", f.container],
+                                                of: "Big", after: 100_000)
         #expect(standing >= 100_000 && standing < f.size)
         // …the next asks for the rest; the server sends the whole file, which the client takes from byte 0.
         try await f.download(server)

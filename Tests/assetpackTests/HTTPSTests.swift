@@ -101,4 +101,35 @@ struct HTTPSTests {
         #expect(gets.count == 1 && gets.first?.status == 200, "\(gets)")
         #expect(gets.first?.serverProtocol == (tls.servesHTTP2 ? "HTTP/2.0" : "HTTP/1.1"))
     }
+
+    @Test func aDownloadKilledOverHTTPSResumesWithRange() throws {
+        let s = try Site()
+        let big = noise(2 << 20, seed: 3)
+        try s.dir.write("src/Base/files/big.bin", big)
+        try publish(s)
+        let ca = try TestCA()
+        let nginx = try NginxHost(root: s.out, extra: "limit_rate 2m;", tls: ca)
+        defer { nginx.stop() }
+        let catalog = nginx.baseURL + "/catalog.json"
+        let zip = try #require(try s.files().first { $0.hasSuffix(".zip") })
+        let size = try #require(Journal.size(s.out + "/" + zip))
+
+        // A fetch is killed once part of the file is on disk…
+        let journal = try Journal(container: s.dir.container)
+        let standing = try journal.killDownload(["fetch", "Base", "--catalog", catalog, "--key", s.pub, "--ca-file", ca.certificate,
+                                                 "--container", s.dir.container], of: "Base", after: 300_000)
+        #expect(standing >= 300_000 && standing < size)
+
+        // …and the next asks for the rest, over the same protocol, and gets only that.
+        let r = try fetch(s, catalog: catalog, caFile: ca.certificate)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try CLI.assetpack(["cat", "files/big.bin", "--pack", "Base"], container: s.dir.container).stdoutBytes == big)
+        let resumed = try #require(nginx.accessLog(count: 1) { $0.uri == "/" + zip && !$0.range.isEmpty }.first)
+        #expect(resumed.status == 206 && resumed.range == "bytes=\(standing)-" && resumed.ifRange.hasPrefix("\""), "\(resumed)")
+        #expect(resumed.serverProtocol == (nginx.servesHTTP2 ? "HTTP/2.0" : "HTTP/1.1"))
+        // bytes_sent counts headers too, and over HTTP/2 9 bytes of frame
+        // header per 16 KiB frame: the rest of the file, and a little more.
+        let rest = size - standing
+        #expect(resumed.bytesSent >= rest && resumed.bytesSent < rest + 1024 + rest / 1000, "\(resumed)")
+    }
 }

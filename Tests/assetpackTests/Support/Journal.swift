@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import AssetStore
 import TestSupport
 
@@ -28,6 +29,17 @@ struct Journal {
     /// The size of the file at `path`, or nil when there is none.
     static func size(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+    }
+
+    /// Runs `assetpack arguments…` (a download of `pack`), SIGKILLs it once
+    /// the journal's file holds at least `bytes`, and returns where the
+    /// journal stands then.
+    func killDownload(_ arguments: [String], of pack: String, after bytes: Int) throws -> Int {
+        let child = try Child(CLI.binary, arguments)
+        #expect(eventually(timeout: 30) { !child.process.isRunning || ((try? standing(pack)) ?? 0) >= bytes })
+        child.signal(SIGKILL)
+        #expect(child.wait(timeout: 20) && child.wasKilled, "\(child.stderr)")
+        return try standing(pack)
     }
 
     /// The `.download` files in `staging/`.
