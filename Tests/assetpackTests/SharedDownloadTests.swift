@@ -17,15 +17,19 @@ struct SharedDownloadTests {
         defer { nginx.stop() }
         let arguments = ["fetch", "Big", "--json", "--catalog", nginx.baseURL + "/catalog.json", "--key", s.pub, "--container", s.dir.container]
         let children = try (0..<5).map { _ in try Child(CLI.binary, arguments) }
+        var results: [String] = []
         for child in children {
             #expect(child.wait(timeout: 60))
             #expect(child.exitStatus == 0, "\(child.stderr)")
             let line = jsonObject(child.stdout)
-            // "installed", not "upToDate": each asked while the pack was not
-            // there yet, so the four that did not download waited for the one that did.
-            #expect(line["id"] as? String == "Big" && line["version"] as? String == "1" && line["result"] as? String == "installed",
-                    "\(child.stdout)")
+            #expect(line["id"] as? String == "Big" && line["version"] as? String == "1", "\(child.stdout)")
+            results.append(line["result"] as? String ?? "")
         }
+        // "installed" from one that asked while the pack was not there yet:
+        // besides the one that downloaded, at least one waited for it (all
+        // four, unless the machine is too busy to start them within 1 s).
+        #expect(results.allSatisfy { $0 == "installed" || $0 == "upToDate" } && results.filter { $0 == "installed" }.count >= 2,
+                "\(results)")
         #expect(!FileManager.default.fileExists(atPath: s.dir.container + "/daemon.sock"))
         let gets = nginx.accessLog(count: 1) { $0.uri.hasSuffix(".zip") }
         #expect(gets.count == 1 && gets.first?.status == 200 && gets.first?.range == "", "\(gets)")
