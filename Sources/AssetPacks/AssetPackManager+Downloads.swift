@@ -20,6 +20,9 @@ extension AssetPackManager {
         public var maximumAttempts = 6
         /// Seconds before the first retry, doubled each time up to 30 s, with jitter.
         public var initialBackoff = 0.5
+        /// Seconds without a byte after which a response counts as stalled:
+        /// a transient failure, retried from where the file stands.
+        public var stallTimeout = 30.0
 
         public init(url: String, publicKey: AssetPackPublicKey? = nil, caFile: String? = nil) {
             self.url = url
@@ -189,6 +192,7 @@ extension AssetPackManager {
         options.http.caFile = source.caFile
         options.maximumAttempts = max(1, source.maximumAttempts)
         options.initialBackoff = source.initialBackoff
+        options.http.stallTimeout = source.stallTimeout
         let container = store.container
         return try delivery { () throws(DeliveryError) in
             let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, container: container, options: options)

@@ -23,8 +23,19 @@ final class Responder {
         return response
     }
 
-    /// The response to a parsed request.
+    /// The response to a parsed request; the access log notes the `Range`
+    /// it asked for (`range=bytes=100-`), if any.
     func respond(to request: HTTPRequest) -> Response {
+        var response = answer(request)
+        if let range = request.field("range") {
+            // One token: anything but visible ASCII (and `"`) becomes `?`.
+            let printable = range.utf8.prefix(100).map { $0 > 0x20 && $0 < 0x7F && $0 != 0x22 ? $0 : UInt8(ascii: "?") }
+            response.note = [response.note, "range=" + String(decoding: printable, as: UTF8.self)].compactMap { $0 }.joined(separator: " ")
+        }
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest) -> Response {
         if let refusal = request.check() { return respond(to: refusal) }
         let target: RequestTarget
         do { target = try RequestTarget(parsing: request.target) } catch { return respond(to: .badTarget(error)) }

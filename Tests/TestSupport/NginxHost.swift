@@ -8,11 +8,15 @@ package let repositoryRoot: String = #filePath.components(separatedBy: "/Tests/T
 /// one directory on 127.0.0.1 with the project's shipped configuration,
 /// `contrib/nginx/assetpacks.locations.conf`, included as it is — so the
 /// tests test the file users copy. Stopped (and waited for) by ``stop()``
-/// or when the value goes away.
+/// or when the value goes away. With `tls:` it serves HTTPS with a
+/// ``TestCA``'s server certificate, and HTTP/2 too when this nginx has the
+/// module (``supportsHTTP2``).
 package final class NginxHost: @unchecked Sendable {
-    /// `http://127.0.0.1:PORT` (no trailing slash).
+    /// `http://127.0.0.1:PORT`, or `https://…` with TLS (no trailing slash).
     package let baseURL: String
     package let port: UInt16
+    /// Whether `listen` has `http2` (TLS, and a build with the module).
+    package let servesHTTP2: Bool
     /// Where nginx's configuration, pid file, logs and temporary files are.
     package let runDirectory: TemporaryDirectory
     private let process: Process
@@ -21,6 +25,13 @@ package final class NginxHost: @unchecked Sendable {
     package static var binary: String? {
         Program.find("nginx") ?? (FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") ? "/usr/sbin/nginx" : nil)
     }
+
+    /// Whether this nginx was built with `ngx_http_v2_module`
+    /// (`nginx -V` lists `--with-http_v2_module`; Debian 12's nginx-light is).
+    package static let supportsHTTP2: Bool = {
+        guard let nginx = binary, let r = try? Program.run(nginx, ["-V"]) else { return false }
+        return (r.stderr + r.out).contains("--with-http_v2_module")
+    }()
 
     package struct Unavailable: Error, CustomStringConvertible {
         package let description: String
@@ -32,13 +43,19 @@ package final class NginxHost: @unchecked Sendable {
     /// nginx's single-process mode keeps the signal mask it inherits, and a
     /// test runner's child inherits one that blocks SIGTERM.
     ///
-    /// - Parameter extra: directives added to the `server` block.
-    package init(root: String, workers: Int = 1, extra: String = "") throws {
+    /// - Parameters:
+    ///   - extra: directives added to the `server` block.
+    ///   - tls: serve HTTPS with this CA's server certificate (nginx 1.22's
+    ///     `listen … ssl http2`, `http2` only where ``supportsHTTP2``).
+    package init(root: String, workers: Int = 1, extra: String = "", tls: TestCA? = nil) throws {
         guard let nginx = Self.binary else {
             throw Unavailable(description: "nginx is not installed (scripts/bootstrap installs nginx-light)")
         }
         let run = TemporaryDirectory("assetpacks-nginx")
         let locations = repositoryRoot + "/contrib/nginx/assetpacks.locations.conf"
+        let http2 = tls != nil && Self.supportsHTTP2
+        let listenFlags = tls == nil ? "" : http2 ? " ssl http2" : " ssl"
+        let certificates = tls.map { "ssl_certificate \($0.serverCertificate);\n ssl_certificate_key \($0.serverKey);" } ?? ""
         var lastError = ""
         for _ in 0..<20 {
             let port = try freeLoopbackPort()
@@ -55,7 +72,7 @@ package final class NginxHost: @unchecked Sendable {
                 events { worker_connections 4096; }
                 http {
                     include /etc/nginx/mime.types;
-                    log_format assetpacks '$request_method $uri $status $bytes_sent "$http_range" "$http_if_range" "$http_if_none_match"';
+                    log_format assetpacks '$request_method $uri $status $bytes_sent "$http_range" "$http_if_range" "$http_if_none_match" "$server_protocol"';
                     access_log \(r)/access.log assetpacks;
                     client_body_temp_path \(r)/body;
                     proxy_temp_path \(r)/proxy;
@@ -63,7 +80,8 @@ package final class NginxHost: @unchecked Sendable {
                     uwsgi_temp_path \(r)/uwsgi;
                     scgi_temp_path \(r)/scgi;
                     server {
-                        listen 127.0.0.1:\(port);
+                        listen 127.0.0.1:\(port)\(listenFlags);
+                        \(certificates)
                         root \(root);
                         include \(locations);
                         \(extra)
@@ -83,7 +101,8 @@ package final class NginxHost: @unchecked Sendable {
             }
             if process.isRunning && acceptsConnections(port: port) {
                 self.port = port
-                self.baseURL = "http://127.0.0.1:\(port)"
+                self.baseURL = (tls == nil ? "http" : "https") + "://127.0.0.1:\(port)"
+                self.servesHTTP2 = http2
                 self.runDirectory = run
                 self.process = process
                 return
@@ -107,6 +126,8 @@ package final class NginxHost: @unchecked Sendable {
         package var range: String
         package var ifRange: String
         package var ifNoneMatch: String
+        /// `$server_protocol`: `HTTP/1.1`, `HTTP/2.0`.
+        package var serverProtocol: String
     }
 
     /// The requests nginx logged so far (a request is logged when it ends).
@@ -115,11 +136,12 @@ package final class NginxHost: @unchecked Sendable {
         return text.split(separator: "\n").compactMap { line in
             let quoted = line.split(separator: "\"", omittingEmptySubsequences: false)
             let plain = quoted[0].split(separator: " ")
-            guard plain.count >= 4, quoted.count >= 6, let status = Int(plain[2]), let sent = Int(plain[3]) else { return nil }
+            guard plain.count >= 4, quoted.count >= 8, let status = Int(plain[2]), let sent = Int(plain[3]) else { return nil }
             // nginx writes a `"` inside a value as `\x22`.
             let dash: (Substring) -> String = { $0 == "-" ? "" : $0.replacingOccurrences(of: "\\x22", with: "\"") }
             return Access(method: String(plain[0]), uri: String(plain[1]), status: status, bytesSent: sent,
-                          range: dash(quoted[1]), ifRange: dash(quoted[3]), ifNoneMatch: dash(quoted[5]))
+                          range: dash(quoted[1]), ifRange: dash(quoted[3]), ifNoneMatch: dash(quoted[5]),
+                          serverProtocol: dash(quoted[7]))
         }
     }
 
@@ -127,13 +149,7 @@ package final class NginxHost: @unchecked Sendable {
     /// least `count` of them (nginx logs a request after its response is
     /// sent, so the client may see it first), or what there is after 20 s.
     package func accessLog(count: Int, where matching: (Access) -> Bool) -> [Access] {
-        let deadline = Date().addingTimeInterval(20)
-        var found = accessLog.filter(matching)
-        while found.count < count && Date() < deadline {
-            usleep(5_000)
-            found = accessLog.filter(matching)
-        }
-        return found
+        awaitEntries(count: count, { accessLog }, where: matching)
     }
 
     /// What nginx wrote to its error log so far.

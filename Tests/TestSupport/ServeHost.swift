@@ -50,6 +50,51 @@ package final class ServeHost: @unchecked Sendable {
     /// What the server logged so far (its standard error).
     package var log: String { Self.read(logDirectory.file("log")) }
 
+    /// One line of the access log: a response, logged when it ended.
+    package struct Access: Sendable, Equatable {
+        package var method: String
+        /// The request target as sent (`/Big-0123456789ab.zip`).
+        package var target: String
+        package var status: Int
+        /// Body bytes the server handed to the socket (not headers).
+        package var bodyBytes: Int
+        /// The `Range` asked for (`bytes=100-`), "" without one.
+        package var range: String
+        /// The words of the notes after the duration (`fault=drop`,
+        /// `client`, `closed`, …), without the range.
+        package var notes: [String]
+
+        /// The first byte the `Range` asked for; 0 without one.
+        package var rangeStart: Int {
+            guard range.hasPrefix("bytes=") else { return 0 }
+            return Int(range.dropFirst(6).prefix { $0 != "-" }) ?? 0
+        }
+    }
+
+    /// The responses logged so far, in the order they ended.
+    package var accessLog: [Access] {
+        log.split(separator: "\n").compactMap { line in
+            // remote - - [time] "METHOD target HTTP/1.1" status bytes seconds notes…
+            let quoted = line.split(separator: "\"", omittingEmptySubsequences: false)
+            guard quoted.count == 3 else { return nil }
+            let request = quoted[1].split(separator: " ")
+            let after = quoted[2].split(separator: " ")
+            guard request.count == 3, after.count >= 3, let status = Int(after[0]), let bytes = Int(after[1]) else { return nil }
+            let notes = after.dropFirst(3).map(String.init)
+            let range = notes.first { $0.hasPrefix("range=") }.map { String($0.dropFirst(6)) } ?? ""
+            return Access(method: String(request[0]), target: String(request[1]), status: status, bodyBytes: bytes,
+                          range: range, notes: notes.filter { !$0.hasPrefix("range=") })
+        }
+    }
+
+    /// The logged responses that `matching` selects, once there are at
+    /// least `count` (a response is logged after its last byte, or when
+    /// the client went away, so a client may finish first), or what there
+    /// is after 20 s.
+    package func accessLog(count: Int, where matching: (Access) -> Bool) -> [Access] {
+        awaitEntries(count: count, { accessLog }, where: matching)
+    }
+
     /// Whether the server process is still running.
     package var isRunning: Bool { process.isRunning }
 

@@ -211,6 +211,7 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
     var source = AssetPackManager.CatalogSource(url: "http://127.0.0.1:\(port)/catalog.json", publicKey: publicKey)
     source.maximumAttempts = 2
     source.initialBackoff = 0.01
+    source.stallTimeout = 10
     do {
         let downloader = try AssetPackManager(container: container, options: AssetPackManager.Options(catalog: source))
         check(downloader.catalogSource == source, "catalog source")
