@@ -72,14 +72,23 @@ public final class AssetPackManager: Sendable {
         /// Where packs are downloaded from (``ensureLocalAvailability(of:)``);
         /// `nil`: this manager only works with what is installed.
         public var catalog: CatalogSource?
+        /// Whether ``ensureLocalAvailability(of:progress:)`` always downloads
+        /// in this process. With `false`, the default, it hands the download
+        /// to the container's daemon (`assetpack daemon`) when one answers on
+        /// `daemon.sock`, and downloads itself only when none does (or the
+        /// daemon predates downloads, refuses this process, or dies before
+        /// it replies — the journal then makes this a resume). The daemon's
+        /// own managers set it.
+        public var downloadsInProcess = false
 
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
-                    limits: Limits? = nil, catalog: CatalogSource? = nil) {
+                    limits: Limits? = nil, catalog: CatalogSource? = nil, downloadsInProcess: Bool = false) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
             self.clearsStaleReaders = clearsStaleReaders
             self.limits = limits
             self.catalog = catalog
+            self.downloadsInProcess = downloadsInProcess
         }
     }
 
@@ -89,6 +98,8 @@ public final class AssetPackManager: Sendable {
     public let container: Container
     /// Where this manager downloads packs from, if anywhere.
     public let catalogSource: CatalogSource?
+    /// Whether downloads never go to the daemon (``Options/downloadsInProcess``).
+    let downloadsInProcess: Bool
 
     /// A manager for `container` (by default the default group's).
     ///
@@ -105,6 +116,7 @@ public final class AssetPackManager: Sendable {
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
         self.catalogSource = options.catalog
+        self.downloadsInProcess = options.downloadsInProcess
     }
 
     /// The installed pack with this ID.

@@ -11,6 +11,12 @@ import Synchronization
 /// size, or a typed error. ``AssetPackClient`` speaks the other end;
 /// ``DaemonProtocol`` is the wire format.
 ///
+/// It is also the container's background download agent: a download
+/// request (``AssetPackManager/ensureLocalAvailability(of:progress:)``
+/// hands its download to a daemon that answers) runs on a thread of the
+/// daemon's, goes on when the client exits, and is shared by every client
+/// asking for the same pack (``Configuration/maximumDownloads`` at once).
+///
 /// One thread accepts; each connection gets its own thread, so a slow or
 /// silent client holds up nobody else. Every peer is checked with
 /// `SO_PEERCRED` when it connects: the daemon's own user, or a user or
@@ -70,6 +76,10 @@ public final class DescriptorDaemon: Sendable {
         public var log: (@Sendable (String) -> Void)?
         /// Seconds between two log lines of one kind.
         public var logInterval: Double = 10
+        /// Downloads run at once for download requests (``AssetPackManager/ensureLocalAvailability(of:progress:)``
+        /// handing off, ``AssetPackManager/beginBackgroundDownload(of:discretionary:)``);
+        /// the others wait, those not discretionary first.
+        public var maximumDownloads = 2
 
         public init() {}
     }
@@ -106,6 +116,8 @@ public final class DescriptorDaemon: Sendable {
     let maximumConnections: Int
     let memoryFiles: MemoryFiles
     let logs: LogLimiter
+    /// The downloads asked for by download requests.
+    let downloads: Downloads
 
     /// Descriptors kept for the daemon's own work (the index, archives
     /// being opened, memory files being made, standard streams, the reserve).
@@ -175,6 +187,8 @@ public final class DescriptorDaemon: Sendable {
         self.memoryFiles = MemoryFiles(capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
+        self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
+                                   log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager

@@ -71,7 +71,7 @@ struct Surface: Sendable, CustomStringConvertible {
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
                                           "--idle-timeout <seconds>", "--max-connections <n>",
                                           "--max-connections-per-user <n>", "--memory-cache <bytes>",
-                                          "--memory-budget <bytes>"] + container,
+                                          "--memory-budget <bytes>", "--max-downloads <n>"] + container,
                 refused: ["daemon", "--max-connections", "0"], message: "'--max-connections' needs a whole number of at least 1"),
         Surface(name: "demo", options: ["--keep", "--container <dir>"],
                 refused: ["demo", "--keep", "--keep"], message: "option '--keep' given more than once"),
