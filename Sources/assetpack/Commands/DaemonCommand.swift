@@ -17,7 +17,10 @@ enum DaemonCommand: Command {
         ensureLocalAvailability hand their downloads to it and wait for the result; the download goes on \
         if the caller exits, and callers asking for one pack share one download. 'sync --background' \
         leaves the prefetch packs to it. Without a daemon the callers download themselves; if it dies \
-        mid-download, the caller resumes the download from the journal.
+        mid-download, the caller resumes the download from the journal. \
+        Under systemd socket activation (LISTEN_PID is the daemon, LISTEN_FDS at least 1) it serves the \
+        listening socket passed as descriptor 3 and leaves its file to the socket unit; contrib/systemd \
+        has user units.
         """
 
     static let socketGroup = Option.value(
@@ -96,13 +99,14 @@ enum DaemonCommand: Command {
         if let n = try arguments.byteCount(memoryCache, maximum: most) { configuration.memoryCacheBytes = Int64(n) }
         if let n = try arguments.byteCount(memoryBudget, maximum: most) { configuration.memoryBudgetPerUser = Int64(n) }
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
+        configuration.acceptsSocketActivation = true
 
         let manager = try StoreOptions.manager(arguments)
         let daemon: DescriptorDaemon
         do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
 
         let signals = TerminationSignals { daemon.stop() }
-        Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid()))")
+        Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid())\(daemon.isSocketActivated ? ", socket from systemd" : ""))")
         daemon.run()
         withExtendedLifetime(signals) {}
         Output.error("assetpack daemon: stopped")
