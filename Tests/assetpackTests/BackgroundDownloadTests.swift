@@ -22,12 +22,14 @@ import TestSupport
         var catalog: String { nginx.baseURL + "/catalog.json" }
         let bytes = noise(BackgroundDownloadTests.size, seed: 11)
 
-        init(rate: String) throws {
+        /// With `essential`, also an essential pack `Base`, and `Big` is prefetch.
+        init(rate: String, essential: Bool = false) throws {
             site = try Site(keys: false)
             try site.dir.write("src/Big/files/big.bin", bytes)
-            guard try site.publish([try site.pack("Big", "big", policy: DownloadCommandTests.onDemand)]).status == 0 else {
-                throw TestFailure("publish failed")
-            }
+            let packs = essential
+                ? [try site.pack("Base", "base", policy: DownloadCommandTests.essential), try site.pack("Big", "big")]
+                : [try site.pack("Big", "big", policy: DownloadCommandTests.onDemand)]
+            guard try site.publish(packs).status == 0 else { throw TestFailure("publish failed") }
             nginx = try NginxHost(root: site.out, extra: "limit_rate \(rate);")
         }
 
@@ -50,10 +52,16 @@ import TestSupport
             }.max() ?? 0
         }
 
-        /// `cat files/big.bin --pack Big`.
-        func installed() throws -> Data? {
-            let r = try CLI.assetpack(["cat", "files/big.bin", "--pack", "Big"], container: container)
+        /// `cat files/big.bin --pack Big` (or another member and pack).
+        func installed(_ path: String = "files/big.bin", pack: String = "Big") throws -> Data? {
+            let r = try CLI.assetpack(["cat", path, "--pack", pack], container: container)
             return r.status == 0 ? r.stdout : nil
+        }
+
+        /// `assetpack sync --event first-installation --background`.
+        func syncInTheBackground() throws -> Program.Result {
+            try CLI.assetpack(["sync", "--event", "first-installation", "--background", "--json", "--catalog", catalog],
+                              container: container)
         }
     }
 
@@ -105,6 +113,69 @@ import TestSupport
         #expect(gets[0].range.isEmpty && gets[1].status == 206, "\(gets)")
         let from = Int(gets[1].range.dropFirst("bytes=".count).dropLast()) ?? 0
         #expect(gets[1].range.hasPrefix("bytes=") && from >= 256 << 10, "resumed from \(gets[1].range)")
+    }
+
+    @Test(.timeLimit(.minutes(2))) func syncInTheBackgroundInstallsTheEssentialsAndLeavesThePrefetchPacksToTheDaemon() throws {
+        let f = try Fixture(rate: "1m", essential: true)
+        let socket = AssetPackManager.Container(path: f.container).daemonSocketPath
+        // Without a daemon: one line naming the socket, before any request.
+        let none = try f.syncInTheBackground()
+        #expect(none.status == 1 && none.out.isEmpty)
+        #expect(none.stderr.hasPrefix("assetpack sync: error: sync --background needs the container's daemon ('assetpack daemon'): descriptor daemon at \(socket) is unavailable")
+                && none.stderr.split(separator: "\n").count == 1, "\(none.stderr)")
+        #expect(f.nginx.accessLog.isEmpty, "\(f.nginx.accessLog)")
+
+        let daemon = try Daemon(f.container)
+        let started = Date()
+        let r = try f.syncInTheBackground()
+        let took = Date().timeIntervalSince(started)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.out.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(lines.contains { $0["id"] as? String == "Base" && $0["result"] as? String == "installed" }, "\(r.out)")
+        #expect(lines.contains { $0["id"] as? String == "Big" && $0["result"] as? String == "background" }, "\(r.out)")
+        #expect(try f.installed("files/data.txt", pack: "Base") == Data("base".utf8))
+        // 2 MiB at 1 MiB/s take 2 s: sync returned before they arrived.
+        #expect(try f.installed() == nil || took >= 2, "sync took \(took) s")
+        #expect(eventually(timeout: 60) { daemon.child.stderr.contains("download of 'Big' finished") }, "\(daemon.child.stderr)")
+        #expect(daemon.child.stderr.contains("download of 'Big' requested by uid \(getuid()) (discretionary)"))
+        #expect(try f.installed() == Data(f.bytes))
+        daemon.stop()
+    }
+
+    /// The peer checks (`SO_PEERCRED`) hold for download requests: `nobody`
+    /// reaches the socket and is refused, until allowed by uid.
+    @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(1)))
+    func aPeerTheDaemonDoesNotServeCannotAskForDownloads() throws {
+        let s = TemporaryDirectory("assetpack-daemon-download-peer")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
+        let request = DaemonDownloadRequest(pack: "Big", catalogURL: "http://127.0.0.1:9/catalog.json", publicKey: nil, caFile: nil,
+                                            wait: false, discretionary: true).encoded
+        let hex = request.map { String(format: "%02x", $0) }.joined()
+        /// The reply's status, as `nobody` sends the request.
+        func statusAsNobody(_ socket: String) throws -> String {
+            // A refused peer is answered at once and the connection closed:
+            // the send may fail, the reply is there to read.
+            let script = """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                try: s.sendall(bytes.fromhex(sys.argv[2]))
+                except OSError: pass
+                print(int.from_bytes(s.recv(16)[6:8], 'little'))
+                """
+            let r = try Program.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                         "/usr/bin/python3", "-c", script, socket, hex])
+            return r.out.trimmingCharacters(in: .whitespacesAndNewlines) + r.stderr
+        }
+        var daemon = try Daemon(s.container, ["--socket-group", "nogroup"])
+        let refused = try statusAsNobody(daemon.container.daemonSocketPath)
+        #expect(refused == "64", "\(refused)")
+        #expect(!daemon.child.stderr.contains("download of 'Big' requested"), "\(daemon.child.stderr)")
+        daemon.stop()
+        daemon = try Daemon(s.container, ["--socket-group", "nogroup", "--allow-uid", "nobody"])
+        #expect(try statusAsNobody(daemon.container.daemonSocketPath) == "0")
+        #expect(eventually(timeout: 10) { daemon.child.stderr.contains("download of 'Big' requested by uid 65534 (discretionary)") },
+                "\(daemon.child.stderr)")
+        daemon.stop()
     }
 
     /// Download requests with fields the daemon cannot use, each refused

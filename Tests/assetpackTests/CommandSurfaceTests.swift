@@ -65,7 +65,8 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
         Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container,
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container
+                    + ["--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
         Surface(name: "daemon", options: ["--socket-group <group>", "--allow-uid <user>", "--allow-gid <group>",
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
