@@ -161,20 +161,18 @@ extension DescriptorDaemon {
                     case .refused(let status, let message):
                         return .refused(status, message)
                     case .body(let length, let packLength, let standalone):
-                        if let next = take(length) { body in
+                        let next = take(length, { body in
                             DaemonRequest.decode(body: body, packLength: packLength, standalone: standalone).map(Next.request)
                                 ?? .malformed("the pack ID or path is not valid UTF-8")
-                        } {
-                            return next
-                        }
+                        })
+                        if let next { return next }
                     case .download(let length, let packLength, let wait, let discretionary):
-                        if let next = take(length) { body in
+                        let next = take(length, { body in
                             DaemonDownloadRequest.decode(body: body, packLength: packLength, wait: wait, discretionary: discretionary)
                                 .map(Next.download)
                                 ?? .malformed("the download request's fields do not fill its body, or are not valid UTF-8")
-                        } {
-                            return next
-                        }
+                        })
+                        if let next { return next }
                     }
                 }
                 switch receive(from: socket) {
