@@ -73,6 +73,9 @@ import TestSupport
         caller.signal(SIGKILL)
         #expect(caller.wait(timeout: 20) && caller.wasKilled)
         #expect(f.stagedBytes() < Self.size, "the download ended before the caller was killed")
+        // A restarted caller asks again, attaches to the download under way, and returns when it ends.
+        let restarted = try f.fetch()
+        #expect(restarted.wait(timeout: 60) && restarted.exitStatus == 0, "\(restarted.stderr)")
         #expect(eventually(timeout: 60) { daemon.child.stderr.contains("download of 'Big' finished: version 1 installed") },
                 "\(daemon.child.stderr)")
         #expect(try f.installed() == Data(f.bytes))
