@@ -131,6 +131,7 @@ extension DescriptorDaemon {
 
         private func run(_ job: Job) {
             let pack = job.key.pack
+            log?("download of '\(pack)' began")
             let result = Result { () throws(AssetPackError) -> String in
                 let manager = try manager(for: job.key.source)
                 try manager.download(pack, progress: nil)

@@ -22,14 +22,17 @@ import TestSupport
         var catalog: String { nginx.baseURL + "/catalog.json" }
         let bytes = noise(BackgroundDownloadTests.size, seed: 11)
 
-        /// With `essential`, also an essential pack `Base`, and `Big` is prefetch.
-        init(rate: String, essential: Bool = false) throws {
-            site = try Site(keys: false)
+        /// With `essential`, also an essential pack `Base`, and `Big` is
+        /// prefetch; each of `extra` is an on-demand pack holding its name.
+        init(rate: String, essential: Bool = false, extra: [String] = []) throws {
+            let site = try Site(keys: false)
             try site.dir.write("src/Big/files/big.bin", bytes)
-            let packs = essential
+            var packs = essential
                 ? [try site.pack("Base", "base", policy: DownloadCommandTests.essential), try site.pack("Big", "big")]
                 : [try site.pack("Big", "big", policy: DownloadCommandTests.onDemand)]
+            for id in extra { packs.append(try site.pack(id, id, policy: DownloadCommandTests.onDemand)) }
             guard try site.publish(packs).status == 0 else { throw TestFailure("publish failed") }
+            self.site = site
             nginx = try NginxHost(root: site.out, extra: "limit_rate \(rate);")
         }
 
@@ -142,6 +145,26 @@ import TestSupport
         #expect(eventually(timeout: 60) { daemon.child.stderr.contains("download of 'Big' finished") }, "\(daemon.child.stderr)")
         #expect(daemon.child.stderr.contains("download of 'Big' requested by uid \(getuid()) (discretionary)"))
         #expect(try f.installed() == Data(f.bytes))
+        daemon.stop()
+    }
+
+    /// `--max-downloads 1`: one download at a time; of the queued ones, those
+    /// that are not discretionary go first.
+    @Test(.timeLimit(.minutes(2))) func downloadsWaitTheirTurnDiscretionaryOnesLast() throws {
+        let f = try Fixture(rate: "2m", extra: ["Later", "Sooner"])
+        let daemon = try Daemon(f.container, ["--max-downloads", "1"])
+        let client = AssetPackClient(socketPath: daemon.container.daemonSocketPath)
+        for (pack, discretionary) in [("Big", false), ("Later", true), ("Sooner", false)] {
+            let request = DaemonDownloadRequest(pack: pack, catalogURL: f.catalog, publicKey: nil, caFile: nil,
+                                                wait: false, discretionary: discretionary)
+            #expect(try client.download(request) == .accepted)
+        }
+        #expect(eventually(timeout: 60) { daemon.child.stderr.contains("download of 'Later' finished") }, "\(daemon.child.stderr)")
+        let log = daemon.child.stderr
+        let order = ["'Big' began", "'Big' finished", "'Sooner' began", "'Sooner' finished", "'Later' began", "'Later' finished"]
+            .map { log.range(of: "download of " + $0)?.lowerBound }
+        #expect(order.allSatisfy { $0 != nil } && zip(order, order.dropFirst()).allSatisfy { $0! < $1! }, "\(log)")
+        #expect(try f.installed("files/data.txt", pack: "Later") == Data("Later".utf8))
         daemon.stop()
     }
 
