@@ -13,8 +13,15 @@ extension DescriptorDaemon {
     /// attaches to it, and every waiting request gets its reply. A job does
     /// not belong to a connection: the client may go away and the download
     /// goes on. At most ``Configuration/maximumDownloads`` run at once; the
-    /// others wait in order, those that are not discretionary first.
+    /// others wait in order, those that are not discretionary first. At most
+    /// ``maximumJobs`` are queued or running: a request for another is
+    /// answered `daemonBusy` (and its client downloads itself).
     final class Downloads: Sendable {
+        /// Jobs queued or running at once.
+        static let maximumJobs = 256
+        /// Managers kept for their catalog sources; past it the cache starts afresh.
+        static let maximumManagers = 32
+
         struct Key: Hashable {
             let pack: String
             let source: AssetPackManager.CatalogSource
@@ -68,7 +75,9 @@ extension DescriptorDaemon {
         func answer(_ request: DaemonDownloadRequest, uid: UInt32) -> [UInt8] {
             let key: Key
             do { key = try Self.key(of: request) } catch { return DaemonReply.downloadFailure(for: error) }
-            let job = submit(key, discretionary: request.discretionary, uid: uid)
+            guard let job = submit(key, discretionary: request.discretionary, uid: uid) else {
+                return DaemonReply.failure(.daemonBusy, message: "\(Self.maximumJobs) downloads are queued or running; try again")
+            }
             guard request.wait else { return DaemonReply.success(.accepted) }
             switch job.wait() {
             case .success(let version): return DaemonReply.success(.installed(version: version))
@@ -93,14 +102,16 @@ extension DescriptorDaemon {
                                                                                   caFile: request.caFile))
         }
 
-        /// The job for `key`: the one in flight, or a new one in the queue.
-        private func submit(_ key: Key, discretionary: Bool, uid: UInt32) -> Job {
-            let (job, new) = state.withLock { s in
+        /// The job for `key`: the one in flight, or a new one in the queue;
+        /// `nil` when ``maximumJobs`` are.
+        private func submit(_ key: Key, discretionary: Bool, uid: UInt32) -> Job? {
+            let (job, new) = state.withLock { s -> (Job?, Bool) in
                 if let job = s.jobs[key] {
                     // A request that may not wait promotes a queued job that might.
                     if !discretionary, let i = s.queue.firstIndex(where: { $0.job === job }) { s.queue[i].discretionary = false }
                     return (job, false)
                 }
+                guard s.jobs.count < Self.maximumJobs else { return (nil, false) }
                 let job = Job(key)
                 s.jobs[key] = job
                 s.queue.append((job, discretionary))
@@ -157,6 +168,7 @@ extension DescriptorDaemon {
             let manager = try AssetPackManager(container: container, options: .init(catalog: source, downloadsInProcess: true))
             return state.withLock { s in
                 if let other = s.managers[source] { return other }
+                if s.managers.count >= Self.maximumManagers { s.managers.removeAll() }
                 s.managers[source] = manager
                 return manager
             }

@@ -169,6 +169,31 @@ import TestSupport
         daemon.stop()
     }
 
+    /// Past `Downloads.maximumJobs` queued or running, a request for another
+    /// pack is answered `daemonBusy` (its caller would download itself); one
+    /// for a pack already queued still attaches.
+    @Test(.timeLimit(.minutes(1))) func pastTheJobLimitANewDownloadIsToldTheDaemonIsBusy() throws {
+        let s = TemporaryDirectory("assetpack-daemon-download-limit")
+        let daemon = try Daemon(s.container, ["--max-downloads", "1"])
+        let client = AssetPackClient(socketPath: daemon.container.daemonSocketPath)
+        // Nothing listens on port 9: the running download retries for seconds, the rest wait.
+        func request(_ pack: String) -> DaemonDownloadRequest {
+            DaemonDownloadRequest(pack: pack, catalogURL: "http://127.0.0.1:9/catalog.json", publicKey: nil, caFile: nil,
+                                  wait: false, discretionary: true)
+        }
+        var accepted = 0
+        for i in 0..<DescriptorDaemon.Downloads.maximumJobs where try client.download(request("P\(i)")) == .accepted { accepted += 1 }
+        #expect(accepted == DescriptorDaemon.Downloads.maximumJobs)
+        do {
+            _ = try client.download(request("OneMore"))
+            Issue.record("a download past the limit was accepted")
+        } catch {
+            #expect(error.code == .daemonBusy && error.path == daemon.container.daemonSocketPath, "\(error)")
+        }
+        #expect(try client.download(request("P7")) == .accepted)
+        daemon.stop()
+    }
+
     /// The peer checks (`SO_PEERCRED`) hold for download requests: `nobody`
     /// reaches the socket and is refused, until allowed by uid.
     @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(1)))
