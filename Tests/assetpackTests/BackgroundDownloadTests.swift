@@ -149,6 +149,22 @@ import TestSupport
         daemon.stop()
     }
 
+    /// A download that fails in the daemon fails the caller with the
+    /// daemon's error, and the caller does not try again itself.
+    @Test(.timeLimit(.minutes(1))) func theDaemonsFailureIsTheCallersAndIsNotRetriedInProcess() throws {
+        let f = try Fixture(rate: "100m")
+        let zip = try #require(try f.site.files().first { $0.hasPrefix("Big-") && $0.hasSuffix(".zip") })
+        try FileManager.default.removeItem(atPath: f.site.out + "/" + zip)
+        let daemon = try Daemon(f.container)
+        let r = try CLI.assetpack(["fetch", "Big", "--catalog", f.catalog], container: f.container)
+        #expect(r.status == 1 && r.stderr.contains("download of 'Big' from \(f.nginx.baseURL)/\(zip) failed: not found (HTTP 404)"),
+                "\(r.stderr)")
+        #expect(daemon.child.stderr.contains("download of 'Big' failed"), "\(daemon.child.stderr)")
+        let gets = f.gets(1)
+        #expect(gets.count == 1 && gets[0].status == 404, "\(gets)")
+        daemon.stop()
+    }
+
     /// `--max-downloads 1`: one download at a time; of the queued ones, those
     /// that are not discretionary go first.
     @Test(.timeLimit(.minutes(2))) func downloadsWaitTheirTurnDiscretionaryOnesLast() throws {
