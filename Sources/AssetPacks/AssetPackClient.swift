@@ -123,6 +123,39 @@ public final class AssetPackClient: Sendable {
 
     /// Sends `request` and reads its reply.
     private func exchange(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Outcome {
+        let reply = send(request, on: socket, buffer: &buffer)
+        switch consume reply {
+        case .closedBeforeReply(let e): return .closedBeforeReply(e)
+        case .broken(let e): return .broken(e)
+        case .reply(let status, let needed, var descriptor):
+            let body = { (b: UnsafeRawBufferPointer) in UnsafeRawBufferPointer(rebasing: b[DaemonProtocol.headerSize..<needed]) }
+            if status == DaemonProtocol.success {
+                guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
+                switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
+                case .failure(let v): return .broken(Self.violation(v.what))
+                case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source, crc32: p.crc32))
+                }
+            }
+            guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }
+            switch buffer.withUnsafeBytes({ DaemonReply.error(status: status, body: body($0), socket: socketPath) }) {
+            case .failure(let v): return .broken(Self.violation(v.what))
+            case .success(let error): return .failure(error)
+            }
+        }
+    }
+
+    /// A reply as it arrived: its status, where its body ends in the
+    /// buffer, and the descriptor that came with it.
+    enum Reply: ~Copyable {
+        case reply(status: UInt16, end: Int, descriptor: FileDescriptor?)
+        /// The connection ended before any byte of the reply.
+        case closedBeforeReply(Errno)
+        /// A timeout, a broken header, or an end in the middle of a reply.
+        case broken(Errno)
+    }
+
+    /// Sends `request` and reads one reply's header and body into `buffer`.
+    func send(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Reply {
         do throws(Errno) {
             try socket.sendAll(request)
         } catch {
@@ -174,22 +207,10 @@ public final class AssetPackClient: Sendable {
             guard filled <= needed else { return .broken(Self.violation("more bytes than one reply")) }
         }
         guard filled == needed else { return .broken(Self.violation("more bytes than one reply")) }
-        let body = { (b: UnsafeRawBufferPointer) in UnsafeRawBufferPointer(rebasing: b[DaemonProtocol.headerSize..<needed]) }
-        if status == DaemonProtocol.success {
-            guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
-            switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
-            case .failure(let v): return .broken(Self.violation(v.what))
-            case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source, crc32: p.crc32))
-            }
-        }
-        guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }
-        switch buffer.withUnsafeBytes({ DaemonReply.error(status: status, body: body($0), socket: socketPath) }) {
-        case .failure(let v): return .broken(Self.violation(v.what))
-        case .success(let error): return .failure(error)
-        }
+        return .reply(status: status, end: needed, descriptor: descriptor.take())
     }
 
-    private static func violation(_ what: String) -> Errno {
+    static func violation(_ what: String) -> Errno {
         Errno(Errno.protocolError.rawValue, operation: "read reply: the daemon sent \(what)")
     }
 }

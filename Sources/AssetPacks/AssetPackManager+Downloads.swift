@@ -64,6 +64,14 @@ extension AssetPackManager {
     /// asking for one pack at once share one download: the others wait for
     /// it, then find the pack installed.
     ///
+    /// When the container's daemon (`assetpack daemon`) answers on
+    /// `daemon.sock`, the download is handed to it and this waits for its
+    /// end: the download goes on if this process exits, and another caller
+    /// attaches to it. Without a daemon (or with one that predates downloads
+    /// or refuses this process), or when the daemon dies before it replies,
+    /// this process downloads itself — resuming what the daemon left.
+    /// ``Options/downloadsInProcess`` turns the hand-off off.
+    ///
     /// - Parameter progress: called in phase `.downloading` with the bytes
     ///   on disk and the total, from another thread.
     /// - Throws: `.assetPackNotFound` when the catalog does not list it,
@@ -77,15 +85,74 @@ extension AssetPackManager {
         try await offload { () throws(AssetPackError) in try self.download(pack.id, progress: progress) }
     }
 
+    /// Hands the download of `pack` to the container's daemon (`assetpack
+    /// daemon`) and returns as soon as the daemon has queued it; the
+    /// download goes on in the daemon, also after this process exits. With
+    /// `discretionary`, it waits behind the daemon's other downloads.
+    ///
+    /// - Throws: `.catalogUnavailable` when this manager has no catalog;
+    ///   `.daemonUnavailable` (``AssetPackError/path`` is the socket) when no
+    ///   daemon answers; the daemon's refusals (`.peerNotAllowed`,
+    ///   `.malformedRequest` from a daemon that predates downloads, …).
+    public func beginBackgroundDownload(of pack: AssetPack, discretionary: Bool = true) throws(AssetPackError) {
+        _ = try handOff(pack.id, wait: false, discretionary: discretionary)
+    }
+
     // MARK: Underneath, synchronous
 
-    /// Downloads pack `id` unless the catalog's version is installed. A
-    /// `discretionary` one first waits for its turn (``Discretionary``),
-    /// calling `deferred` with the reason when it starts waiting and when
-    /// the reason changes (and keeping a `deferred` status record meanwhile,
-    /// which a cancel request ends), holds a slot while it runs and is rate-capped.
+    /// The download behind ``ensureLocalAvailability(of:progress:)`` and
+    /// every policy's, and the one path every download takes: handed to the
+    /// daemon when one answers (and ``Options/downloadsInProcess`` is off) —
+    /// `progress` and `deferred` then follow the daemon's status record —
+    /// else run here (``downloadInProcess(_:discretionary:progress:deferred:)``).
     func download(_ id: String, discretionary: Bool = false, progress: (@Sendable (AssetPackProgress) -> Void)?,
                   deferred: ((String) -> Void)? = nil) throws(AssetPackError) {
+        if !downloadsInProcess, catalogSource != nil {
+            let observer = (progress != nil || deferred != nil) ? StatusFollower(board: downloadBoard, pack: id, progress: progress, deferred: deferred) : nil
+            defer { observer?.stop() }
+            do {
+                _ = try handOff(id, wait: true, discretionary: discretionary)
+                return
+            } catch where Self.meansNoAgent(error) {
+                // No daemon, or none that takes this download: do it here.
+            }
+        }
+        try downloadInProcess(id, discretionary: discretionary, progress: progress, deferred: deferred)
+    }
+
+    /// Sends the download request for `id` to the container's daemon.
+    private func handOff(_ id: String, wait: Bool, discretionary: Bool) throws(AssetPackError) -> DaemonReply.DownloadOutcome {
+        guard let source = catalogSource else {
+            throw AssetPackError(.catalogUnavailable, pack: id, message: "no catalog is configured (AssetPackManager.Options.catalog)")
+        }
+        // The daemon has another working directory.
+        let caFile = source.caFile.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+        let request = DaemonDownloadRequest(pack: id, catalogURL: source.url, publicKey: source.publicKey?.description,
+                                            caFile: caFile, wait: wait, discretionary: discretionary)
+        return try AssetPackClient(socketPath: container.daemonSocketPath).download(request)
+    }
+
+    /// Whether `error`, from a hand-off, says that no daemon takes the
+    /// download (rather than that the download failed): none answers or the
+    /// connection broke before the reply, or it refuses this process or the
+    /// request's kind (a daemon that predates downloads).
+    static func meansNoAgent(_ error: AssetPackError) -> Bool {
+        switch error.code {
+        case .daemonUnavailable, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Downloads pack `id` in this process unless the catalog's version is
+    /// installed. A `discretionary` one first waits for its turn
+    /// (``Discretionary``), calling `deferred` with the reason when it starts
+    /// waiting and when the reason changes (and keeping a `deferred` status
+    /// record meanwhile, which a cancel request ends), holds a slot while it
+    /// runs and is rate-capped.
+    private func downloadInProcess(_ id: String, discretionary: Bool, progress: (@Sendable (AssetPackProgress) -> Void)?,
+                                   deferred: ((String) -> Void)?) throws(AssetPackError) {
         var (fetcher, catalog) = try fetchCatalog()
         guard var entry = catalog.entry(withID: id) else { throw AssetPackError(.notInstalled(id)) }
         let waitingSince = DownloadBoard.now

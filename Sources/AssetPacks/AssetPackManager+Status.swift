@@ -319,3 +319,39 @@ extension AssetPack {
         status = s.state.isFinal ? [] : .downloading
     }
 }
+
+/// Follows a pack's status record on a thread of its own while another
+/// process (the daemon) runs the download, and reports it as an in-process
+/// download reports itself: `progress` for bytes, `deferred` for each new
+/// reason to wait.
+final class StatusFollower: Sendable {
+    private let flag: StopFlag
+
+    init(board: DownloadBoard, pack: String, progress: (@Sendable (AssetPackProgress) -> Void)?, deferred: ((String) -> Void)?) {
+        flag = StopFlag(watch: try? board.watch())
+        let flag = self.flag
+        // `deferred` is called on the follower's thread only.
+        nonisolated(unsafe) let deferred = deferred
+        let initial = board.status(of: pack)
+        Thread.detachNewThread {
+            var last = initial
+            var reason: String?
+            while !flag.isStopped {
+                if let s = board.status(of: pack), s != last, s.download != initial?.download || s.updated != initial?.updated {
+                    last = s
+                    switch s.state {
+                    case .downloading, .installing:
+                        progress?(AssetPackProgress(phase: .downloading, unit: .bytes, completed: s.bytes, total: s.total))
+                    case .deferred where s.reason != reason:
+                        reason = s.reason
+                        if let r = s.reason { deferred?(r) }
+                    default: break
+                    }
+                }
+                if let watch = flag.watch { watch.wait(timeout: 1) } else { Monotonic.sleep(DownloadReporter.writeInterval) }
+            }
+        }
+    }
+
+    func stop() { flag.stop() }
+}

@@ -83,9 +83,19 @@ public final class AssetPackManager: Sendable {
         /// downloader extension is; `nil` downloads every pack a policy names.
         public var downloaderExtension: (any AssetPackDownloaderExtension)?
 
+        /// Whether ``ensureLocalAvailability(of:progress:)`` always downloads
+        /// in this process. With `false`, the default, it hands the download
+        /// to the container's daemon (`assetpack daemon`) when one answers on
+        /// `daemon.sock`, and downloads itself only when none does (or the
+        /// daemon predates downloads, refuses this process, or dies before
+        /// it replies — the journal then makes this a resume). The daemon's
+        /// own managers set it.
+        public var downloadsInProcess = false
+
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
                     limits: Limits? = nil, catalog: CatalogSource? = nil, discretionary: Discretionary = Discretionary(),
-                    systemRoot: String? = nil, downloaderExtension: (any AssetPackDownloaderExtension)? = nil) {
+                    systemRoot: String? = nil, downloaderExtension: (any AssetPackDownloaderExtension)? = nil,
+                    downloadsInProcess: Bool = false) {
             self.lockTimeout = lockTimeout
             self.createsContainer = createsContainer
             self.clearsStaleReaders = clearsStaleReaders
@@ -94,6 +104,7 @@ public final class AssetPackManager: Sendable {
             self.discretionary = discretionary
             self.systemRoot = systemRoot
             self.downloaderExtension = downloaderExtension
+            self.downloadsInProcess = downloadsInProcess
         }
     }
 
@@ -105,6 +116,8 @@ public final class AssetPackManager: Sendable {
     public let catalogSource: CatalogSource?
     /// Discretionary downloads, the downloader extension, updates in flight.
     let policies: Policies
+    /// Whether downloads never go to the daemon (``Options/downloadsInProcess``).
+    let downloadsInProcess: Bool
 
     /// A manager for `container` (by default the default group's).
     ///
@@ -122,6 +135,7 @@ public final class AssetPackManager: Sendable {
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
         self.catalogSource = options.catalog
+        self.downloadsInProcess = options.downloadsInProcess
     }
 
     /// The installed pack with this ID.

@@ -14,12 +14,21 @@ package enum DaemonProtocolFuzzing {
         var at = 0
         while bytes.count - at >= DaemonProtocol.headerSize {
             let header = UnsafeRawBufferPointer(rebasing: bytes[at ..< at + DaemonProtocol.headerSize])
-            guard case .body(let length, let packLength, let standalone) = DaemonRequest.parseHeader(header) else { return decoded }
+            let length: Int
+            let decode: (UnsafeRawBufferPointer) -> [UInt8]?
+            switch DaemonRequest.parseHeader(header) {
+            case .refused: return decoded
+            case .body(let n, let packLength, let standalone):
+                length = n
+                decode = { DaemonRequest.decode(body: $0, packLength: packLength, standalone: standalone)?.encoded }
+            case .download(let n, let packLength, let wait, let discretionary):
+                length = n
+                decode = { DaemonDownloadRequest.decode(body: $0, packLength: packLength, wait: wait, discretionary: discretionary)?.encoded }
+            }
             let start = at + DaemonProtocol.headerSize
             guard bytes.count - start >= length else { return decoded }
-            let body = UnsafeRawBufferPointer(rebasing: bytes[start ..< start + length])
-            if let request = DaemonRequest.decode(body: body, packLength: packLength, standalone: standalone) {
-                precondition(request.encoded.elementsEqual(bytes[at ..< start + length]),
+            if let encoded = decode(UnsafeRawBufferPointer(rebasing: bytes[start ..< start + length])) {
+                precondition(encoded.elementsEqual(bytes[at ..< start + length]),
                              "a decoded request does not encode back to its bytes")
                 decoded = true
             }
@@ -29,7 +38,7 @@ package enum DaemonProtocolFuzzing {
     }
 
     /// Reads `bytes` as the client reads one reply: a header, then its body
-    /// as a success's placement or as a failure's error. Returns whether
+    /// as a success's placement or a download's outcome, or as a failure's error. Returns whether
     /// the reply was read.
     @discardableResult
     package static func reply(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -40,7 +49,15 @@ package enum DaemonProtocolFuzzing {
         guard bytes.count - start >= header.length else { return false }
         let body = UnsafeRawBufferPointer(rebasing: bytes[start ..< start + header.length])
         if header.status == DaemonProtocol.success {
-            guard case .success(let p) = DaemonReply.placement(body) else { return false }
+            // The client knows which request a reply answers; the fuzzer
+            // reads a success both ways.
+            if case .success(let outcome) = DaemonReply.downloadOutcome(body) {
+                precondition(DaemonReply.success(outcome).dropFirst(DaemonProtocol.headerSize).elementsEqual(body),
+                             "a download outcome does not encode back to its bytes")
+            }
+            guard case .success(let p) = DaemonReply.placement(body) else {
+                return (try? DaemonReply.downloadOutcome(body).get()) != nil
+            }
             precondition(p.offset + p.length <= p.size, "an accepted placement lies outside its file")
             return true
         }

@@ -31,36 +31,41 @@ enum DaemonReply {
     }
 
     /// The failure that carries `error`: its code is the status, and the
-    /// fields are those ``DaemonProtocol`` lists for it.
+    /// fields are those ``DaemonProtocol`` lists for it. A code the table
+    /// does not list goes as `daemonFailed`, which every client reads.
     static func failure(for error: AssetPackError) -> [UInt8] {
+        guard let fields = tableFields(of: error) else { return failure(.daemonFailed, message: error.message) }
+        return failure(error.code, number: Int64(error.systemError ?? 0), fields: fields, message: error.message)
+    }
+
+    /// The fields the table in ``DaemonProtocol`` lists for `error`'s code
+    /// (none for refusals), or `nil` for a code it does not list.
+    static func tableFields(of error: AssetPackError) -> [String]? {
         let reason = String(error.reason.rawValue)
-        let number = Int64(error.systemError ?? 0)
-        let fields: [String]
         switch error.code {
-        case .assetPackNotFound: fields = [error.pack ?? ""]
-        case .fileNotFound: fields = [error.member ?? ""] + (error.pack.map { [$0] } ?? [])
-        case .ambiguousPath: fields = [error.member ?? ""] + error.packs
-        case .invalidPackID: fields = [error.pack ?? "", reason]
-        case .invalidPath: fields = [error.member ?? "", reason]
-        case .corruptRecord: fields = [error.pack ?? "", reason] + (error.member.map { [$0] } ?? [])
-        case .archiveMissing: fields = [error.pack ?? "", error.path ?? ""]
-        case .badArchive: fields = [error.path ?? "", error.member ?? "", reason]
-        case .limitExceeded: fields = [error.path ?? "", error.member ?? "", reason, error.pack ?? ""]
-        case .system, .index: fields = error.path.map { [$0] } ?? []
+        case .assetPackNotFound: return [error.pack ?? ""]
+        case .fileNotFound: return [error.member ?? ""] + (error.pack.map { [$0] } ?? [])
+        case .ambiguousPath: return [error.member ?? ""] + error.packs
+        case .invalidPackID: return [error.pack ?? "", reason]
+        case .invalidPath: return [error.member ?? "", reason]
+        case .corruptRecord: return [error.pack ?? "", reason] + (error.member.map { [$0] } ?? [])
+        case .archiveMissing: return [error.pack ?? "", error.path ?? ""]
+        case .badArchive: return [error.path ?? "", error.member ?? "", reason]
+        case .limitExceeded: return [error.path ?? "", error.member ?? "", reason, error.pack ?? ""]
+        case .system, .index: return error.path.map { [$0] } ?? []
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
-            return failure(error.code, message: error.message)
+            return []
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption:
-            return failure(.daemonFailed, message: error.message)
+            return nil
         }
-        return failure(error.code, number: number, fields: fields, message: error.message)
     }
 
-    private static func header(status: UInt16, bodyLength: Int) -> [UInt8] {
+    static func header(status: UInt16, bodyLength: Int) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(DaemonProtocol.headerSize + bodyLength)
         out.appendLittleEndian(DaemonProtocol.replyMagic)
@@ -171,7 +176,9 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption:
-            return .failure(.init("status \(status), which the daemon does not send"))
+            // Sent only in reply to a download request (DaemonProtocol+Downloads).
+            guard let error = downloadError(code, number: number, fields: f, message: message) else { return bad }
+            e = error
         }
         return .success(e)
     }

@@ -9,11 +9,11 @@
 /// |---|---|---|
 /// | 0  | 4 | magic `APDQ` (bytes `41 50 44 51`) |
 /// | 4  | 2 | protocol version, 1 |
-/// | 6  | 2 | kind: 1 = descriptor |
+/// | 6  | 2 | kind: 1 = descriptor, 2 = download |
 /// | 8  | 4 | body length, at most ``maximumRequestBody`` |
-/// | 12 | 2 | flags: bit 0 = standalone; other bits 0 |
-/// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" |
-/// | 16 | … | the pack ID, then the member path (the rest of the body) |
+/// | 12 | 2 | flags: descriptor: bit 0 = standalone; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
+/// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" (descriptor only) |
+/// | 16 | … | descriptor: the pack ID, then the member path (the rest of the body); download: see ``DaemonDownloadRequest`` |
 ///
 /// **Reply** (daemon → client), one per request, in order:
 ///
@@ -50,6 +50,11 @@
 /// | `limitExceeded` (24) | archive, member path (empty when none), reason, pack (empty when none) |
 /// | refusals (64–68), `daemonFailed` (69) | none |
 ///
+/// A download request (kind 2) is answered as ``DaemonDownloadRequest``
+/// describes; a daemon that predates it answers `malformedRequest`
+/// ("unknown request kind 2") and closes the connection, which tells a
+/// client to download in its own process.
+///
 /// A request whose header is wrong (magic, version, kind, flags, lengths)
 /// gets a failure reply and the connection closes, since the stream can no
 /// longer be framed. A request whose header is right but whose body is not
@@ -68,7 +73,10 @@ enum DaemonProtocol {
     static let requestMagic: UInt32 = 0x5144_5041   // "APDQ"
     static let replyMagic: UInt32 = 0x5244_5041     // "APDR"
     static let descriptorKind: UInt16 = 1
+    static let downloadKind: UInt16 = 2
     static let standaloneFlag: UInt16 = 1
+    static let waitFlag: UInt16 = 1
+    static let discretionaryFlag: UInt16 = 2
     static let successBodySize = 32
     /// The status of a success reply.
     static let success: UInt16 = 0
@@ -112,6 +120,8 @@ struct DaemonRequest: Sendable, Equatable {
     /// connection cannot go on.
     enum Header: Equatable {
         case body(length: Int, packLength: Int, standalone: Bool)
+        /// A download request (``DaemonDownloadRequest``).
+        case download(length: Int, packLength: Int, wait: Bool, discretionary: Bool)
         case refused(AssetPackError.Code, String)
     }
 
@@ -126,16 +136,23 @@ struct DaemonRequest: Sendable, Equatable {
             return .refused(.unsupportedVersion, "protocol version \(version) is not supported (this daemon speaks \(DaemonProtocol.version))")
         }
         let kind = h.littleEndian(UInt16.self, at: 6)
-        guard kind == DaemonProtocol.descriptorKind else { return .refused(.malformedRequest, "unknown request kind \(kind)") }
+        guard kind == DaemonProtocol.descriptorKind || kind == DaemonProtocol.downloadKind else {
+            return .refused(.malformedRequest, "unknown request kind \(kind)")
+        }
         let length = Int(h.littleEndian(UInt32.self, at: 8))
         guard length <= DaemonProtocol.maximumRequestBody else {
             return .refused(.requestTooLarge, "request body of \(length) bytes exceeds the limit of \(DaemonProtocol.maximumRequestBody)")
         }
         let flags = h.littleEndian(UInt16.self, at: 12)
-        guard flags & ~DaemonProtocol.standaloneFlag == 0 else { return .refused(.malformedRequest, "unknown flags \(flags)") }
+        let known = kind == DaemonProtocol.downloadKind ? DaemonProtocol.waitFlag | DaemonProtocol.discretionaryFlag : DaemonProtocol.standaloneFlag
+        guard flags & ~known == 0 else { return .refused(.malformedRequest, "unknown flags \(flags)") }
         let packLength = Int(h.littleEndian(UInt16.self, at: 14))
         guard packLength <= length else {
             return .refused(.malformedRequest, "pack ID length \(packLength) exceeds the body length \(length)")
+        }
+        if kind == DaemonProtocol.downloadKind {
+            return .download(length: length, packLength: packLength, wait: flags & DaemonProtocol.waitFlag != 0,
+                             discretionary: flags & DaemonProtocol.discretionaryFlag != 0)
         }
         return .body(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
     }

@@ -33,6 +33,8 @@ extension DescriptorDaemon {
                 switch next {
                 case .request(let request):
                     guard answer(request, given: &given) else { return }
+                case .download(let request):
+                    guard send(daemon.downloads.answer(request, uid: uid)) else { return }
                 case .malformed(let message):
                     // The body was unreadable but the stream is still framed.
                     guard send(DaemonReply.failure(.malformedRequest, message: message)) else { return }
@@ -116,6 +118,7 @@ extension DescriptorDaemon {
     struct RequestReader {
         enum Next {
             case request(DaemonRequest)
+            case download(DaemonDownloadRequest)
             /// The body could not be decoded; the connection may go on.
             case malformed(String)
             /// The connection must end after this failure reply.
@@ -158,19 +161,18 @@ extension DescriptorDaemon {
                     case .refused(let status, let message):
                         return .refused(status, message)
                     case .body(let length, let packLength, let standalone):
-                        let total = DaemonProtocol.headerSize + length
-                        if available >= total {
-                            let bodyStart = start + DaemonProtocol.headerSize
-                            let request = buffer.withUnsafeBytes {
-                                DaemonRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[bodyStart..<(start + total)]),
-                                                     packLength: packLength, standalone: standalone)
-                            }
-                            start += total
-                            deadline = nil
-                            firstDeadline = nil
-                            guard let request else { return .malformed("the pack ID or path is not valid UTF-8") }
-                            return .request(request)
-                        }
+                        let next = take(length, { body in
+                            DaemonRequest.decode(body: body, packLength: packLength, standalone: standalone).map(Next.request)
+                                ?? .malformed("the pack ID or path is not valid UTF-8")
+                        })
+                        if let next { return next }
+                    case .download(let length, let packLength, let wait, let discretionary):
+                        let next = take(length, { body in
+                            DaemonDownloadRequest.decode(body: body, packLength: packLength, wait: wait, discretionary: discretionary)
+                                .map(Next.download)
+                                ?? .malformed("the download request's fields do not fill its body, or are not valid UTF-8")
+                        })
+                        if let next { return next }
                     }
                 }
                 switch receive(from: socket) {
@@ -183,6 +185,19 @@ extension DescriptorDaemon {
                     return .refused(.malformedRequest, "requests carry no descriptors")
                 }
             }
+        }
+
+        /// The request of the `length`-byte body after the buffered header,
+        /// as `decode` reads it, once it is all buffered; `nil` before.
+        private mutating func take(_ length: Int, _ decode: (UnsafeRawBufferPointer) -> Next) -> Next? {
+            let total = DaemonProtocol.headerSize + length
+            guard end - start >= total else { return nil }
+            let bodyStart = start + DaemonProtocol.headerSize
+            let next = buffer.withUnsafeBytes { decode(UnsafeRawBufferPointer(rebasing: $0[bodyStart..<(start + total)])) }
+            start += total
+            deadline = nil
+            firstDeadline = nil
+            return next
         }
 
         private enum Received { case data, ended, timedOut, descriptor }

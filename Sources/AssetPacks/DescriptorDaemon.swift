@@ -11,6 +11,12 @@ import Synchronization
 /// size, or a typed error. ``AssetPackClient`` speaks the other end;
 /// ``DaemonProtocol`` is the wire format.
 ///
+/// It is also the container's background download agent: a download
+/// request (``AssetPackManager/ensureLocalAvailability(of:progress:)``
+/// hands its download to a daemon that answers) runs on a thread of the
+/// daemon's, goes on when the client exits, and is shared by every client
+/// asking for the same pack (``Configuration/maximumDownloads`` at once).
+///
 /// One thread accepts; each connection gets its own thread, so a slow or
 /// silent client holds up nobody else. Every peer is checked with
 /// `SO_PEERCRED` when it connects: the daemon's own user, or a user or
@@ -26,7 +32,7 @@ import Synchronization
 /// takes `locks/daemon.lock`, replaces a socket file left by a daemon that
 /// died, and fails when a live daemon holds the lock. ``stop()`` (from any
 /// thread, such as a `SIGTERM` handler) ends ``run()``, which then removes
-/// the socket.
+/// the socket — unless systemd passed it (``Configuration/acceptsSocketActivation``).
 public final class DescriptorDaemon: Sendable {
     /// How the daemon listens and whom it serves.
     public struct Configuration: Sendable {
@@ -70,6 +76,19 @@ public final class DescriptorDaemon: Sendable {
         public var log: (@Sendable (String) -> Void)?
         /// Seconds between two log lines of one kind.
         public var logInterval: Double = 10
+        /// Downloads run at once for download requests (``AssetPackManager/ensureLocalAvailability(of:progress:)``
+        /// handing off, ``AssetPackManager/beginBackgroundDownload(of:discretionary:)``);
+        /// the others wait, those not discretionary first.
+        public var maximumDownloads = 2
+        /// Whether a listening socket handed over by systemd socket
+        /// activation is used: when `LISTEN_PID` is this process and
+        /// `LISTEN_FDS` is 1 or more, descriptor 3 is the listening socket
+        /// (it must be a listening `AF_UNIX` stream socket), the `LISTEN_*`
+        /// variables are unset, and the daemon neither binds nor, when it
+        /// stops, removes a socket file — the socket unit owns it, with its
+        /// mode and group (``socketGroup`` does not apply). The daemon lock
+        /// is taken as always.
+        public var acceptsSocketActivation = false
 
         public init() {}
     }
@@ -78,6 +97,9 @@ public final class DescriptorDaemon: Sendable {
     public var container: AssetPackManager.Container { manager.container }
     /// The socket's path.
     public let socketPath: String
+    /// Whether the socket came from systemd socket activation
+    /// (``Configuration/acceptsSocketActivation``), which leaves its file alone.
+    public let isSocketActivated: Bool
     let configuration: Configuration
     let manager: AssetPackManager
     private let listener: UnixListener
@@ -106,6 +128,8 @@ public final class DescriptorDaemon: Sendable {
     let maximumConnections: Int
     let memoryFiles: MemoryFiles
     let logs: LogLimiter
+    /// The downloads asked for by download requests.
+    let downloads: Downloads
 
     /// Descriptors kept for the daemon's own work (the index, archives
     /// being opened, memory files being made, standard streams, the reserve).
@@ -146,26 +170,37 @@ public final class DescriptorDaemon: Sendable {
         } catch {
             throw AssetPackError(error)
         }
-        let mode: UInt32 = configuration.socketGroup != nil ? 0o660
-            : configuration.allowedUIDs.isEmpty && configuration.allowedGIDs.isEmpty ? 0o600 : 0o666
-        // The lock was free, so any socket file is a dead daemon's.
-        do throws(Errno) {
-            if let status = try FileDescriptor.status(of: path, followingLinks: false) {
-                guard status.isSocket else {
-                    throw Errno(Errno.fileExists.rawValue, operation: "not a socket, not replacing it", path: path)
-                }
-                try FileSystem.unlink(path)
-            }
-            listener = try UnixListener(path: path, mode: mode, backlog: 512)
+        let activated: UnixListener?
+        do { activated = configuration.acceptsSocketActivation ? try Self.activatedListener() : nil } catch { throw AssetPackError(error) }
+        if let activated {
+            let bound = activated.path
+            if bound != path { configuration.log?("the activated socket is bound to '\(bound)', not '\(path)', where clients look") }
+            listener = activated
+            isSocketActivated = true
+            do { wake = try UnixSocket.pair() } catch { throw AssetPackError(error) }
+        } else {
+            let mode: UInt32 = configuration.socketGroup != nil ? 0o660
+                : configuration.allowedUIDs.isEmpty && configuration.allowedGIDs.isEmpty ? 0o600 : 0o666
+            // The lock was free, so any socket file is a dead daemon's.
             do throws(Errno) {
-                if let gid = configuration.socketGroup { try FileSystem.changeGroup(of: path, to: gid) }
-                wake = try UnixSocket.pair()
+                if let status = try FileDescriptor.status(of: path, followingLinks: false) {
+                    guard status.isSocket else {
+                        throw Errno(Errno.fileExists.rawValue, operation: "not a socket, not replacing it", path: path)
+                    }
+                    try FileSystem.unlink(path)
+                }
+                listener = try UnixListener(path: path, mode: mode, backlog: 512)
+                do throws(Errno) {
+                    if let gid = configuration.socketGroup { try FileSystem.changeGroup(of: path, to: gid) }
+                    wake = try UnixSocket.pair()
+                } catch {
+                    try? FileSystem.unlink(path)
+                    throw error
+                }
             } catch {
-                try? FileSystem.unlink(path)
-                throw error
+                throw AssetPackError(error)
             }
-        } catch {
-            throw AssetPackError(error)
+            isSocketActivated = false
         }
         // Each connection and each cached memory file holds a descriptor:
         // keep both within `ulimit -n`, with room left for the work itself.
@@ -175,6 +210,8 @@ public final class DescriptorDaemon: Sendable {
         self.memoryFiles = MemoryFiles(capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
+        self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
+                                   log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager
@@ -360,7 +397,7 @@ public final class DescriptorDaemon: Sendable {
     }
 
     private func shutDown() {
-        try? FileSystem.unlink(socketPath)
+        if !isSocketActivated { try? FileSystem.unlink(socketPath) }
         connections.withLock { c in
             c.stopping = true
             for slot in c.open.values where !slot.evicted { try? UnixSocket.shutdown(descriptorNumber: slot.descriptor) }

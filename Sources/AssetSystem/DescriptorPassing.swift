@@ -142,6 +142,28 @@ public struct UnixListener: ~Copyable, Sendable {
         self.path = path
     }
 
+    /// Takes over a listening socket that this process was handed (systemd
+    /// socket activation passes it as descriptor 3), after checking that it
+    /// is a listening Unix stream socket; makes it close-on-exec. ``path``
+    /// is the path it is bound to ("" when unnamed). The corresponding C
+    /// functions are `getsockopt` and `getsockname`.
+    ///
+    /// - Throws: `ENOTSOCK`, `EAFNOSUPPORT` (not `AF_UNIX`),
+    ///   `ESOCKTNOSUPPORT` (not a stream socket), `EINVAL` (not listening),
+    ///   `EBADF` (not open); the descriptor is then left as it was.
+    public init(inheriting descriptor: Int32) throws(Errno) {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        _ = try buffer.withUnsafeMutableBufferPointer { b in
+            Result { () throws(Errno) in
+                try valueOrErrno("check the socket passed as descriptor \(descriptor)") {
+                    cas_unix_listener_check(descriptor, b.baseAddress, b.count)
+                }
+            }
+        }.get()
+        self.descriptor = FileDescriptor(adopting: descriptor)
+        self.path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Waits for and accepts the next connection. `accept4`.
     public func accept() throws(Errno) -> UnixSocket {
         let fd = descriptor.rawValue

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -295,6 +296,34 @@ int cas_unix_listen(const char *path, mode_t mode, int backlog) {
         return -e;
     }
     return s;
+}
+
+int cas_unix_listener_check(int fd, char *path, size_t capacity) {
+    int value = 0;
+    socklen_t length = sizeof value;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &value, &length) != 0) return -errno;
+    if (value != AF_UNIX) return -EAFNOSUPPORT;
+    length = sizeof value;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &length) != 0) return -errno;
+    if (value != SOCK_STREAM) return -ESOCKTNOSUPPORT;
+    length = sizeof value;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) != 0) return -errno;
+    if (!value) return -EINVAL;
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    length = sizeof addr;
+    if (getsockname(fd, (struct sockaddr *)&addr, &length) != 0) return -errno;
+    if (capacity > 0) {
+        size_t n = 0;
+        size_t room = length > offsetof(struct sockaddr_un, sun_path) ? length - offsetof(struct sockaddr_un, sun_path) : 0;
+        if (room > 0 && addr.sun_path[0] != '\0') {
+            n = strnlen(addr.sun_path, room < sizeof addr.sun_path ? room : sizeof addr.sun_path);
+            if (n >= capacity) n = capacity - 1;
+            memcpy(path, addr.sun_path, n);
+        }
+        path[n] = '\0';
+    }
+    RETURN_OR_ERRNO(fcntl(fd, F_SETFD, FD_CLOEXEC));
 }
 
 int cas_unix_connect(const char *path) {

@@ -66,7 +66,7 @@ struct Surface: Sendable, CustomStringConvertible {
         Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
         Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container
-                    + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery"],
+                    + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
         Surface(name: "status", options: ["--watch", "--json"] + container, arguments: ["<pack>"],
                 refused: ["status", "a", "b"], message: "unexpected argument 'b'"),
@@ -80,7 +80,7 @@ struct Surface: Sendable, CustomStringConvertible {
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
                                           "--idle-timeout <seconds>", "--max-connections <n>",
                                           "--max-connections-per-user <n>", "--memory-cache <bytes>",
-                                          "--memory-budget <bytes>"] + container,
+                                          "--memory-budget <bytes>", "--max-downloads <n>"] + container,
                 refused: ["daemon", "--max-connections", "0"], message: "'--max-connections' needs a whole number of at least 1"),
         Surface(name: "demo", options: ["--keep", "--container <dir>"],
                 refused: ["demo", "--keep", "--keep"], message: "option '--keep' given more than once"),

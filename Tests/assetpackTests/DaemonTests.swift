@@ -320,7 +320,7 @@ import TestSupport
         for args in [["--max-connections", "0"], ["--request-timeout", "0"], ["--socket-group", "no-such-group-here"],
                      ["--first-request-timeout", "0"], ["--max-connections-per-user", "1.5"], ["--memory-cache", "lots"],
                      ["--memory-budget", "-1"], ["--memory-budget", "9999999999G"],
-                     ["--allow-uid", "no-such-user-here"], ["extra"]] {
+                     ["--allow-uid", "no-such-user-here"], ["--max-downloads", "0"], ["--max-downloads", "2.5"], ["extra"]] {
             let r = try CLI.assetpack(["daemon"] + args, container: s.container)
             #expect(r.status == 64, "\(args): \(r.stderr)")
             #expect(r.stderr.contains("See 'assetpack daemon --help'."))

@@ -195,6 +195,15 @@ int cas_peer_credentials(int sock, int32_t *pid, uint32_t *uid, uint32_t *gid);
  *  descriptor or -errno (-ENAMETOOLONG when path exceeds sun_path). */
 int cas_unix_listen(const char *path, mode_t mode, int backlog);
 
+/** Checks that fd (one a service manager passed, as systemd's LISTEN_FDS)
+ *  is a listening Unix stream socket, and makes it close-on-exec. Writes
+ *  the path it is bound to, NUL-terminated ("" for an unnamed or abstract
+ *  socket, cut to capacity), into path. Returns 0, or -ENOTSOCK (not a
+ *  socket), -EAFNOSUPPORT (not AF_UNIX), -ESOCKTNOSUPPORT (not a stream
+ *  socket), -EINVAL (not listening), -EBADF, or another -errno.
+ *  getsockopt(2) SO_DOMAIN, SO_TYPE, SO_ACCEPTCONN; getsockname(2). */
+int cas_unix_listener_check(int fd, char *path, size_t capacity);
+
 /** Connects a new Unix stream socket (close-on-exec) to path. Returns the
  *  descriptor or -errno. */
 int cas_unix_connect(const char *path);

@@ -59,7 +59,7 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
 /// One pack's outcome, as `fetch --json` and `sync --json` print it (one line each).
 struct DownloadJSON: Encodable {
     let id: String
-    /// `installed`, `upToDate`, `skipped`, `failed`.
+    /// `installed`, `upToDate`, `skipped`, `failed`; `background` (handed to the daemon, `sync --background`).
     let result: String
     let version: String?
     let message: String?

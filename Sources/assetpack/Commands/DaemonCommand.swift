@@ -8,11 +8,19 @@ import Glibc
 /// container's Unix socket until SIGTERM or SIGINT.
 enum DaemonCommand: Command {
     static let name = "daemon"
-    static let summary = "Serve member descriptors to other processes over <container>/daemon.sock."
+    static let summary = "Serve member descriptors and run background downloads over <container>/daemon.sock."
     static let discussion = """
         Runs in the foreground; SIGTERM or SIGINT stops it and removes the socket. A socket left by a \
         daemon that was killed is replaced; a second daemon on a container that one already serves exits \
-        with an error. Clients: 'assetpack cat --daemon', or AssetPackClient from Swift.
+        with an error. Clients: 'assetpack cat --daemon', or AssetPackClient from Swift. \
+        It is also the container's background download agent: while it runs, 'fetch', 'sync' and \
+        ensureLocalAvailability hand their downloads to it and wait for the result; the download goes on \
+        if the caller exits, and callers asking for one pack share one download. 'sync --background' \
+        leaves the prefetch packs to it. Without a daemon the callers download themselves; if it dies \
+        mid-download, the caller resumes the download from the journal. \
+        Under systemd socket activation (LISTEN_PID is the daemon, LISTEN_FDS at least 1) it serves the \
+        listening socket passed as descriptor 3 and leaves its file to the socket unit; contrib/systemd \
+        has user units.
         """
 
     static let socketGroup = Option.value(
@@ -49,8 +57,12 @@ enum DaemonCommand: Command {
         "memory-budget", placeholder: "bytes",
         help: "Memory files one user may hold through its open connections, in distinct bytes; past it requests are refused as busy (suffix K, M, G or T; default: 1G).")
 
+    static let maxDownloads = Option.value(
+        "max-downloads", placeholder: "n",
+        help: "Downloads run at once for clients; the others wait, discretionary ones last (default: 2).")
+
     static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
-                          maxConnectionsPerUser, memoryCache, memoryBudget]
+                          maxConnectionsPerUser, memoryCache, memoryBudget, maxDownloads]
         + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
@@ -78,18 +90,23 @@ enum DaemonCommand: Command {
             guard n >= 1, n == n.rounded() else { throw .usage("'--max-connections-per-user' needs a whole number of at least 1") }
             configuration.maximumConnectionsPerUser = Int(n)
         }
+        if let n = try arguments.number(maxDownloads) {
+            guard n >= 1, n == n.rounded(), n <= 1024 else { throw .usage("'--max-downloads' needs a whole number from 1 to 1024") }
+            configuration.maximumDownloads = Int(n)
+        }
         // The daemon counts memory in Int64.
         let most = UInt64(Int64.max)
         if let n = try arguments.byteCount(memoryCache, maximum: most) { configuration.memoryCacheBytes = Int64(n) }
         if let n = try arguments.byteCount(memoryBudget, maximum: most) { configuration.memoryBudgetPerUser = Int64(n) }
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
+        configuration.acceptsSocketActivation = true
 
         let manager = try StoreOptions.manager(arguments)
         let daemon: DescriptorDaemon
         do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
 
         let signals = TerminationSignals { daemon.stop() }
-        Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid()))")
+        Output.error("assetpack daemon: serving \(daemon.socketPath) (pid \(getpid())\(daemon.isSocketActivated ? ", socket from systemd" : ""))")
         daemon.run()
         withExtendedLifetime(signals) {}
         Output.error("assetpack daemon: stopped")

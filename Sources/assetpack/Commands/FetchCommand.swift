@@ -9,7 +9,8 @@ enum FetchCommand: Command {
         then downloads the pack into the container's staging/ directory, resuming a download that was \
         cut short, checks its size and SHA-256 against the catalog and installs it. The version \
         installed before stays readable whatever happens. Several processes fetching one pack share \
-        one download.
+        one download. When the container's daemon runs ('assetpack daemon'), the download is handed to \
+        it and fetch waits for its end; interrupting fetch leaves the download running in the daemon.
         """
 
     static let pack = Positional("pack", help: "The ID of the pack to fetch.")

@@ -14,7 +14,10 @@ enum SyncCommand: Command {
         for one of the container's --max-concurrent download slots (shared by all its processes), and \
         receives at most --max-rate bytes a second; a line says when and why a pack is deferred. Essential \
         packs never wait. ASSETPACKS_SYSTEM_ROOT names another root for sys/class/power_supply and \
-        proc/loadavg. Prints a line per pack; exits 1 if any pack failed, naming each.
+        proc/loadavg. Prints a line per pack; exits 1 if any pack failed, naming each. With --background, \
+        the essential packs are installed before sync returns and the prefetch packs are handed to the \
+        container's daemon ('assetpack daemon'), which downloads them (as discretionary downloads) after \
+        sync has returned; without a daemon answering, sync fails at once, before downloading anything.
         """
 
     static let event = Option.value(
@@ -34,8 +37,12 @@ enum SyncCommand: Command {
         help: "Seconds between looks at the battery and the load while a prefetch download waits (default: 30).")
     static let ignoreBattery = Option.flag("ignore-battery", help: "Do not defer prefetch downloads on battery.")
 
+    static let background = Option.flag(
+        "background", help: "Hand the prefetch packs to the container's daemon and return once the essential ones are installed.")
+
     static let discretionaryOptions = [maxRate, maxConcurrent, maxLoad, recheckInterval, ignoreBattery]
     static let options = CatalogOptions.options + [event, CommonOptions.json] + CommonOptions.containerOptions + discretionaryOptions
+        + [background]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         // The parser refuses any other word (`choices`).
@@ -45,6 +52,12 @@ enum SyncCommand: Command {
         options.discretionary = try discretionary(arguments)
         let manager = try CatalogOptions.manager(arguments, options: options)
         let json = arguments.flag(CommonOptions.json)
+        let background = arguments.flag(Self.background)
+        if background {
+            do { _ = try AssetPackClient.connect(container: manager.container) } catch {
+                throw .failure("sync --background needs the container's daemon ('assetpack daemon'): \(error.message)")
+            }
+        }
         let packs: [AssetPack]
         do {
             packs = try CatalogOptions.wait { () async throws(AssetPackError) in try await manager.allAssetPacks() }
@@ -56,6 +69,18 @@ enum SyncCommand: Command {
         var failed: [String] = []
         for pack in ordered {
             let line: DownloadJSON
+            if background, case .prefetch(let events) = pack.downloadPolicy, events.contains(type), pack.platforms.contains(.linux),
+               !pack.status.contains(.upToDate), !pack.status.contains(.obsolete) {
+                do {
+                    try manager.beginBackgroundDownload(of: pack, discretionary: true)
+                    line = DownloadJSON(id: pack.id, result: "background", version: pack.version, message: nil)
+                } catch {
+                    failed.append(pack.id)
+                    line = DownloadJSON(id: pack.id, result: "failed", version: pack.version, message: error.message)
+                }
+                report(line, json: json)
+                continue
+            }
             let bar = ProgressBar.onTerminal()
             let progress = bar?.callback
             let deferred: @Sendable (String) -> Void = { reason in
@@ -126,6 +151,7 @@ enum SyncCommand: Command {
         case "upToDate": return "version \(line.version ?? "?") already installed"
         case "skipped": return "skipped: " + (line.message ?? "")
         case "deferred": return "deferred: " + (line.message ?? "")
+        case "background": return "version \(line.version ?? "?") handed to the daemon, downloading in the background"
         default: return "failed: " + (line.message ?? "")
         }
     }

@@ -125,7 +125,11 @@ check(lseek(raw, 0, SEEK_END) == off_t(media.count), "a standalone descriptor en
 close(raw)
 
 // The daemon and its client.
-let daemon = try DescriptorDaemon(manager: manager, configuration: DescriptorDaemon.Configuration())
+var daemonConfiguration = DescriptorDaemon.Configuration()
+daemonConfiguration.maximumDownloads = 1
+daemonConfiguration.acceptsSocketActivation = true  // no LISTEN_* here: it binds daemon.sock itself
+let daemon = try DescriptorDaemon(manager: manager, configuration: daemonConfiguration)
+check(!daemon.isSocketActivated, "a daemon that bound its socket")
 let thread = Thread { daemon.run() }
 thread.start()
 let client = try AssetPackClient.connect(container: container, timeout: 5)
@@ -262,6 +266,13 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
         } catch {
             check(error.code == .catalogUnavailable, "unreachable catalog: \(error)")
         }
+        do {
+            try offline.beginBackgroundDownload(of: available, discretionary: true)
+            check(false, "a background download without a daemon")
+        } catch {
+            check(error.code == .daemonUnavailable && error.path == offline.container.daemonSocketPath, "no daemon: \(error)")
+        }
+        check(AssetPackManager.Options(catalog: source, downloadsInProcess: true).downloadsInProcess, "downloadsInProcess")
         let local = try await manager.allAssetPacks()
         check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,
               "a manager without a catalog lists what is installed")
