@@ -38,7 +38,7 @@ public struct DownloadRequest: Sendable, Hashable {
 }
 
 /// Downloads packs into a store's `staging/`, resumably and verified, and
-/// installs them through the store's install path.
+/// installs them by adoption: the downloaded file becomes the archive.
 ///
 /// A download is recorded in the journal before its first byte. Its bytes
 /// are hashed as they arrive (and those of a resumed partial file re-read
@@ -100,10 +100,12 @@ public final class Downloader {
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
         }
         do {
-            try systemCall { () throws(Errno) in try partial.descriptor.sync() }
+            // The file is adopted as the archive; the commit that switches it
+            // in also ends the download (journal entry and `.download` name).
             let outcome = try storing(store.install(
-                packAt: partial.path, id: request.pack, catalogVersion: String(request.version), source: request.url))
-            partial.discard()
+                adopting: partial.name, verifiedSHA256: request.sha256Bytes, id: request.pack,
+                catalogVersion: String(request.version), source: request.url))
+            if outcome.change == .unchanged { partial.discard() }
             return outcome
         } catch {
             partial.discard()

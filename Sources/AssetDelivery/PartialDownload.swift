@@ -97,17 +97,32 @@ final class PartialDownload {
             stagingName: name, expectedSize: request.size, sha256: request.sha256Bytes, etag: etag)))
     }
 
-    /// Appends `bytes` at the end and feeds them to the hash.
+    /// Appends `bytes` at the end and feeds them to the hash; every
+    /// ``writebackPiece`` bytes, starts writing the last piece to storage,
+    /// so that the install's `fsync` waits only for the tail.
     func append(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         try descriptor.write(bytes, at: Int64(length))
         hasher.update(bytes)
         length += UInt64(bytes.count)
+        if length - writtenBack >= Self.writebackPiece {
+            // Only a head start for the fsync: a file system that cannot
+            // (ESPIPE, EINVAL) loses nothing.
+            try? descriptor.startWriteback(from: Int64(writtenBack), count: Int64(length - writtenBack))
+            writtenBack = length
+        }
     }
+
+    /// Where the writeback started by ``append(_:)`` has reached.
+    private var writtenBack: UInt64 = 0
+
+    /// The bytes between two writeback starts.
+    static let writebackPiece: UInt64 = 8 << 20
 
     /// Empties the file, for a body that starts again from byte 0.
     func restart() throws(Errno) {
         try descriptor.resize(to: 0)
         length = 0
+        writtenBack = 0
         hasher = SHA256()
     }
 
@@ -117,7 +132,9 @@ final class PartialDownload {
         return SHA256.hex(copy.finalize())
     }
 
-    /// Removes the file and the journal entry.
+    /// Removes the file and the journal entry: after a failure, or when the
+    /// store found the same archive installed. (An install adopts the file
+    /// and ends the download itself.)
     func discard() {
         try? FileSystem.unlink(path)
         try? store.removeJournalEntry(forPack: request.pack)
