@@ -41,8 +41,8 @@ public struct DownloadRequest: Sendable, Hashable {
 /// installs them by adoption: the downloaded file becomes the archive.
 ///
 /// A download is recorded in the journal before its first byte. Its bytes
-/// are hashed as they arrive (and those of a resumed partial file re-read
-/// first); more bytes than the catalog's size stop it. Transient failures
+/// are hashed as they arrive, on a queue of its own, from the file (and
+/// those of a resumed partial file first); more bytes than the catalog's size stop it. Transient failures
 /// (no connection, a broken or stalled one, 408, 429, 5xx) are retried
 /// with exponential backoff and jitter, resuming with `Range` and
 /// `If-Range`; a `200` to a range request (the server ignores `Range`, or
@@ -94,7 +94,7 @@ public final class Downloader {
     public func download(_ request: DownloadRequest, progress: ((UInt64, UInt64) -> Void)? = nil) throws(DeliveryError) -> InstallOutcome {
         let partial = try PartialDownload(for: request, in: store)
         try fetch(into: partial, progress: progress)
-        let found = partial.digest
+        let found = try systemCall { () throws(Errno) in try partial.digest() }
         guard found == request.sha256 else {
             partial.discard()
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
