@@ -35,6 +35,8 @@ final class TrailingHash: Sendable {
     /// Touched on the queue, and by the writer only once the queue is
     /// drained: never contended.
     private let state = Mutex(State())
+    /// Counts restarts: work fed before the latest one is dropped unread.
+    private let generation = Atomic<UInt64>(0)
 
     /// Hashes `file` (a read-only description of its own) from offset 0;
     /// `path` names it in errors.
@@ -46,9 +48,10 @@ final class TrailingHash: Sendable {
     /// Hashes, after what is already queued, the bytes up to offset `end`
     /// (all written by then).
     func feed(upTo end: UInt64) {
+        let fedIn = generation.load(ordering: .relaxed)
         queue.async { [self] in
             state.withLock { state in
-                while state.failure == nil && state.hashed < end {
+                while state.failure == nil && state.hashed < end && generation.load(ordering: .relaxed) == fedIn {
                     let want = Int(min(UInt64(Self.piece), end - state.hashed))
                     let offset = Int64(state.hashed)
                     let got = state.buffer.withUnsafeMutableBytes { b in
@@ -81,9 +84,10 @@ final class TrailingHash: Sendable {
         }
     }
 
-    /// Waits for everything fed, then forgets it: the file starts again
-    /// from byte 0.
+    /// Drops everything fed (what is queued stops at its next piece), then
+    /// forgets it: the file starts again from byte 0.
     func restart() {
+        generation.add(1, ordering: .relaxed)
         queue.sync {}
         state.withLock { state in
             state.hasher = SHA256()
