@@ -38,11 +38,11 @@ public struct DownloadRequest: Sendable, Hashable {
 }
 
 /// Downloads packs into a store's `staging/`, resumably and verified, and
-/// installs them through the store's install path.
+/// installs them by adoption: the downloaded file becomes the archive.
 ///
 /// A download is recorded in the journal before its first byte. Its bytes
-/// are hashed as they arrive (and those of a resumed partial file re-read
-/// first); more bytes than the catalog's size stop it. Transient failures
+/// are hashed as they arrive, on a queue of its own, from the file (and
+/// those of a resumed partial file first); more bytes than the catalog's size stop it. Transient failures
 /// (no connection, a broken or stalled one, 408, 429, 5xx) are retried
 /// with exponential backoff and jitter, resuming with `Range` and
 /// `If-Range`; a `200` to a range request (the server ignores `Range`, or
@@ -106,17 +106,19 @@ public final class Downloader {
     public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
         let partial = try PartialDownload(for: request, in: store)
         try fetch(into: partial, monitor: monitor)
-        monitor?.installing()
-        let found = partial.digest
+        let found = try systemCall { () throws(Errno) in try partial.digest() }
         guard found == request.sha256 else {
             partial.discard()
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
         }
+        monitor?.installing()
         do {
-            try systemCall { () throws(Errno) in try partial.descriptor.sync() }
+            // The file is adopted as the archive; the commit that switches it
+            // in also ends the download (journal entry and `.download` name).
             let outcome = try storing(store.install(
-                packAt: partial.path, id: request.pack, catalogVersion: String(request.version), source: request.url))
-            partial.discard()
+                adopting: partial.name, verifiedSHA256: request.sha256Bytes, id: request.pack,
+                catalogVersion: String(request.version), source: request.url))
+            if outcome.change == .unchanged { partial.discard() }
             return outcome
         } catch {
             partial.discard()

@@ -9,15 +9,18 @@ import AssetSystem
 /// same file (URL, size, SHA-256), re-hashing the bytes already on disk, and
 /// discards it otherwise; a new file is recorded in the journal before it
 /// gets its first byte, so a process killed at any point leaves an entry
-/// the next one resumes.
+/// the next one resumes. The hash runs behind the writes, on a queue of its
+/// own (``TrailingHash``), re-reading what was written.
 final class PartialDownload {
     let store: AssetStore
     let request: DownloadRequest
     let name: String
     let descriptor: FileDescriptor
-    /// Bytes in the file, all fed to `hasher`.
+    /// Bytes in the file, all fed to `hash`.
     private(set) var length: UInt64
-    private(set) var hasher: SHA256
+    private let hash: TrailingHash
+    /// How far `hash` has been told the file is written.
+    private var fed: UInt64 = 0
     /// The validator of the bytes in the file, as the journal has it.
     private(set) var etag: String?
     /// Whether the file continued a journal entry's partial file.
@@ -36,19 +39,24 @@ final class PartialDownload {
         if let old, old.state == .downloading, let name = oldName, old.url == request.url,
            old.expectedSize == request.size, old.sha256 == request.sha256Bytes,
            let fd = try? FileDescriptor.open(staging + "/" + name, [.readWrite, .noFollow]) {
-            (length, hasher) = try systemCall { () throws(Errno) in try Self.rehash(fd, atMost: request.size) }
+            length = try systemCall { () throws(Errno) in try Self.length(of: fd, atMost: request.size) }
+            hash = try Self.hash(of: fd, path: staging + "/" + name)
             self.name = name
             self.descriptor = fd
             self.etag = old.etag
             self.resumed = true
+            // The bytes on disk are read back and hashed, not trusted blindly,
+            // while the rest is requested.
+            feed()
             return
         }
         if let name = oldName { try? FileSystem.unlink(staging + "/" + name) }
         var name = ""
-        self.descriptor = try Self.create(in: staging, pack: request.pack, name: &name)
+        let fd = try Self.create(in: staging, pack: request.pack, name: &name)
+        hash = try Self.hash(of: fd, path: staging + "/" + name)
+        self.descriptor = fd
         self.name = name
         self.length = 0
-        self.hasher = SHA256()
         self.resumed = false
         try record(etag: nil)
     }
@@ -67,26 +75,17 @@ final class PartialDownload {
         }
     }
 
-    /// The length of `fd` (cut to 0 if it is longer than `limit`) and the
-    /// SHA-256 of its bytes, read back from disk: they are not trusted blindly.
-    private static func rehash(_ fd: borrowing FileDescriptor, atMost limit: UInt64) throws(Errno) -> (UInt64, SHA256) {
-        var hasher = SHA256()
-        var size = UInt64(max(0, try fd.status().size))
-        if size > limit {
-            try fd.resize(to: 0)
-            size = 0
-        }
-        var offset: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while offset < size {
-            let n = try buffer.withUnsafeMutableBytes { b in
-                Result { () throws(Errno) in try fd.read(into: b, at: Int64(offset)) }
-            }.get()
-            guard n > 0 else { break }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
-            offset += UInt64(n)
-        }
-        return (offset, hasher)
+    /// A hash of `fd`'s bytes, reading them through a description of its own.
+    private static func hash(of fd: borrowing FileDescriptor, path: String) throws(DeliveryError) -> TrailingHash {
+        do { return TrailingHash(file: try fd.reopenReadOnly(), path: path) } catch { throw .system(error) }
+    }
+
+    /// The length of `fd`, cut to 0 if it is longer than `limit`.
+    private static func length(of fd: borrowing FileDescriptor, atMost limit: UInt64) throws(Errno) -> UInt64 {
+        let size = UInt64(max(0, try fd.status().size))
+        guard size > limit else { return size }
+        try fd.resize(to: 0)
+        return 0
     }
 
     /// Writes the journal entry of this file, with `etag`.
@@ -97,27 +96,56 @@ final class PartialDownload {
             stagingName: name, expectedSize: request.size, sha256: request.sha256Bytes, etag: etag)))
     }
 
-    /// Appends `bytes` at the end and feeds them to the hash.
+    /// Appends `bytes` at the end and feeds them to the hash; every
+    /// ``writebackPiece`` bytes, starts writing the last piece to storage,
+    /// so that the install's `fsync` waits only for the tail.
     func append(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         try descriptor.write(bytes, at: Int64(length))
-        hasher.update(bytes)
         length += UInt64(bytes.count)
+        if length - fed >= Self.hashPiece { feed() }
+        if length - writtenBack >= Self.writebackPiece {
+            // Only a head start for the fsync: a file system that cannot
+            // (ESPIPE, EINVAL) loses nothing.
+            try? descriptor.startWriteback(from: Int64(writtenBack), count: Int64(length - writtenBack))
+            writtenBack = length
+        }
     }
+
+    /// Tells `hash` the file is written up to `length`.
+    private func feed() {
+        hash.feed(upTo: length)
+        fed = length
+    }
+
+    /// The bytes written between two hand-overs to `hash`.
+    static let hashPiece: UInt64 = 1 << 20
+
+    /// Where the writeback started by ``append(_:)`` has reached.
+    private var writtenBack: UInt64 = 0
+
+    /// The bytes between two writeback starts.
+    static let writebackPiece: UInt64 = 8 << 20
 
     /// Empties the file, for a body that starts again from byte 0.
     func restart() throws(Errno) {
+        hash.restart()
         try descriptor.resize(to: 0)
         length = 0
-        hasher = SHA256()
+        fed = 0
+        writtenBack = 0
     }
 
-    /// The SHA-256 of the bytes so far, in hex.
-    var digest: String {
-        let copy = hasher
-        return SHA256.hex(copy.finalize())
+    /// The SHA-256 of the bytes so far, in hex, once `hash` has caught up.
+    ///
+    /// - Throws: the read-back's failure (a file cut short under it).
+    func digest() throws(Errno) -> String {
+        feed()
+        return SHA256.hex(try hash.finish())
     }
 
-    /// Removes the file and the journal entry.
+    /// Removes the file and the journal entry: after a failure, or when the
+    /// store found the same archive installed. (An install adopts the file
+    /// and ends the download itself.)
     func discard() {
         try? FileSystem.unlink(path)
         try? store.removeJournalEntry(forPack: request.pack)

@@ -55,8 +55,21 @@ extension AssetStore {
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
-        var staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack", progress: progress)
-        let (pack, packID) = try validate(staged, path: path, requestedID: id, progress: progress)
+        let staged = try stage(copyOf: sourceFile.descriptor, size: sourceFile.size, label: id ?? "pack", progress: progress)
+        return try install(staged, path: path, requestedID: id, verifiedSHA256: nil, catalogVersion: catalogVersion,
+                           source: source ?? path, progress: progress, holding: containerLock)
+    }
+
+    /// Checks `staged` end to end (all but its SHA-256 when
+    /// `verifiedSHA256` gives it) and switches it in, as
+    /// ``install(packAt:id:catalogVersion:source:progress:)`` describes; the
+    /// index switch of an adopted download also drops the pack's journal
+    /// entry naming it. `containerLock` (shared) is released at the end.
+    func install(
+        _ staged: consuming StagedFile, path: String, requestedID id: String?, verifiedSHA256: [UInt8]?,
+        catalogVersion: String?, source: String, progress: ((InstallProgress) -> Void)?, holding containerLock: consuming FileLock
+    ) throws(StoreError) -> InstallOutcome {
+        let (pack, packID) = try validate(staged, path: path, requestedID: id, verifiedSHA256: verifiedSHA256, progress: progress)
 
         let packLock = try lockPack(packID)
         CrashPoint.hit("install.locked-pack")
@@ -71,11 +84,11 @@ extension AssetStore {
 
         let record = Self.record(
             of: pack, id: packID, archiveKey: try newArchiveKey(), generation: (current?.generation ?? 0) + 1,
-            catalogVersion: catalogVersion, source: source ?? path)
+            catalogVersion: catalogVersion, source: source)
         let retiring = try retire(current)
         CrashPoint.hit("install.retire-linked")
         try publish(&staged, as: record)
-        try index(record, entries: pack.archive.entries, progress: progress)
+        try index(record, entries: pack.archive.entries, droppingDownload: staged.adoptedName, progress: progress)
         CrashPoint.hit("install.committed")
         unlinkReplaced(staged, retiring)
         _ = consume packLock
@@ -102,9 +115,11 @@ extension AssetStore {
     /// Checks the staged copy end to end and resolves the ID it installs
     /// under; every member path must make a valid index key for that ID.
     private func validate(
-        _ staged: borrowing StagedFile, path: String, requestedID: String?, progress: ((InstallProgress) -> Void)?
+        _ staged: borrowing StagedFile, path: String, requestedID: String?, verifiedSHA256: [UInt8]?,
+        progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> (PackFile, String) {
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, limits: try limits(), progress: progress)
+        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, limits: try limits(),
+                                         verifiedSHA256: verifiedSHA256, progress: progress)
         let packID = try resolveID(of: pack, requested: requestedID)
         for entry in pack.archive.entries {
             if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
@@ -146,22 +161,40 @@ extension AssetStore {
     }
 
     /// Makes `record` the pack's current version, with `entries` as its
-    /// members, in one write transaction: the switch readers see.
-    private func index(_ record: PackRecord, entries: [ArchiveEntry], progress: ((InstallProgress) -> Void)?) throws(StoreError) {
+    /// members, in one write transaction: the switch readers see. For an
+    /// adopted download (`droppingDownload` is its `.download` name) the same
+    /// transaction deletes the pack's journal entry if it names that file,
+    /// so the download is over exactly when the pack is in.
+    private func index(
+        _ record: PackRecord, entries: [ArchiveEntry], droppingDownload download: String?, progress: ((InstallProgress) -> Void)?
+    ) throws(StoreError) {
         var meter = ProgressMeter.install(.indexing, total: UInt64(entries.count), reportingTo: progress)
         let written: ((UInt64) -> Void)? = meter == nil ? nil : { meter?.reach($0) }
         try update { (txn) throws(StoreError) in
             try Self.writeIndex(of: record, entries: entries, txn: txn,
                                 packs: packs, members: members, paths: paths, membersWritten: written)
+            if let download { try dropJournalEntry(of: record.id, naming: download, txn: txn) }
             CrashPoint.hit("install.index.written")
         }
         meter?.finish()
     }
 
-    /// After the commit: keeps the new archive, unlinks the old one, then
-    /// the twins.
+    /// Deletes pack `id`'s journal entry when it is the download of the file
+    /// `staging/<stagingName>`; leaves any other entry alone.
+    private func dropJournalEntry(of id: String, naming stagingName: String, txn: borrowing WriteTransaction) throws(StoreError) {
+        let names = try indexCall { () throws(LMDBError) -> Bool in
+            guard let bytes = try txn.get(journal, key: id) else { return false }
+            return JournalEntry(pack: id, decoding: bytes)?.stagingName == stagingName
+        }
+        guard names else { return }
+        try indexCall { () throws(LMDBError) in _ = try txn.delete(journal, key: id) }
+    }
+
+    /// After the commit: keeps the new archive, unlinks an adopted
+    /// download's `.download` name, the old archive, then the twins.
     private func unlinkReplaced(_ staged: consuming StagedFile, _ retiring: consuming RetiringArchive?) {
         staged.commit()
+        if staged.unlinkAdoptedName() { CrashPoint.hit("adopt.download-unlinked") }
         retiring?.commit()
         _ = consume retiring
         CrashPoint.hit("install.unlinked-old")

@@ -3,7 +3,14 @@ import AssetSystem
 
 /// A file in `staging/` left by a writer that died (its lock is free).
 struct Leftover: Sendable {
-    enum Kind: Sendable { case install, retire, other }
+    enum Kind: Sendable {
+        case install, retire
+        /// The `.download` name of a download adopted as its pack's
+        /// installed archive (the same inode), which its adopter died
+        /// before unlinking.
+        case adopted
+        case other
+    }
     /// The name in `staging/`.
     let name: String
     let kind: Kind
@@ -55,7 +62,7 @@ extension AssetStore {
                 kind = .retire
                 base = String(name.dropLast(RetiringArchive.suffix.count))
             } else {
-                kind = .other
+                kind = try isAdoptedDownload(name, twin) ? .adopted : .other
                 base = nil
             }
             var garbage: String?
@@ -73,8 +80,21 @@ extension AssetStore {
         return found
     }
 
+    /// Whether `name`, with the free lock and the identity `status`, is the
+    /// `.download` name (`<pack>-<random>.download`) of pack `<pack>`'s
+    /// installed archive: an adopter committed it and died before unlinking
+    /// the name. Read with the dead writer's lock held, as above.
+    private func isAdoptedDownload(_ name: String, _ status: FileStatus) throws(StoreError) -> Bool {
+        guard name.hasSuffix(JournalEntry.stagingSuffix), let dash = name.lastIndex(of: "-") else { return false }
+        let pack = String(name[..<dash])
+        guard (try? PackID.validate(pack)) != nil, let record = try packRecord(pack),
+              let archive = try layout.packs.linkStatus(of: record.archiveName) else { return false }
+        return archive.inode == status.inode && archive.device == status.device
+    }
+
     /// Removes what writers that died left behind: their `.install` and
-    /// `.retire` twins and the `packs/` files those prove unreferenced.
+    /// `.retire` twins and the `packs/` files those prove unreferenced, and
+    /// the `.download` names of downloads adopted as installed archives.
     /// Called by every writer under the container lock (shared), before its
     /// own work. Other files in `staging/` are left for verify to report.
     ///

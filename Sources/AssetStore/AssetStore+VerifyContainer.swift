@@ -80,6 +80,9 @@ extension AssetStore {
             switch leftover.kind {
             case .install, .retire:
                 report.add(.stagingLeftover, pack: nil, object: leftover.name, "staging/\(leftover.name) is left by a writer that died")
+            case .adopted:
+                report.add(.stagingLeftover, pack: nil, object: leftover.name,
+                           "staging/\(leftover.name) is a second name of an installed archive, left by a writer that died")
             case .other where leftover.name.hasSuffix(JournalEntry.stagingSuffix):
                 if !journalStaging.contains(leftover.name) {
                     report.add(.journalOrphanDownload, pack: nil, object: leftover.name, "staging/\(leftover.name) is a download no journal entry owns")

@@ -52,9 +52,12 @@ public struct PackFile: Sendable {
     }
 
     /// ``validate(descriptor:path:limits:)``, reporting the `.validating` and
-    /// `.hashing` phases of an install to `progress`.
+    /// `.hashing` phases of an install to `progress`. With `verifiedSHA256`
+    /// (a download's, computed over exactly the bytes it wrote into this
+    /// file) the file is not hashed again and there is no `.hashing` phase.
     static func validate(
-        descriptor: borrowing FileDescriptor, path: String, limits: PackLimits?, progress: ((InstallProgress) -> Void)?
+        descriptor: borrowing FileDescriptor, path: String, limits: PackLimits?, verifiedSHA256: [UInt8]? = nil,
+        progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> PackFile {
         let status: FileStatus
         do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
@@ -70,7 +73,7 @@ public struct PackFile: Sendable {
         try limits?.check(archive, path: path)
         do { try verifyMembers(of: archive, in: bytes, path: path, progress: progress) } catch { throw .archive(error) }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
-        let sha256 = hash(bytes, progress: progress)
+        let sha256 = verifiedSHA256 ?? hash(bytes, progress: progress)
         return PackFile(path: path, archive: archive, sha256: sha256, size: UInt64(status.size), description: description)
     }
 

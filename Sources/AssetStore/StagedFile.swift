@@ -12,12 +12,23 @@ import AssetSystem
 /// is free when its writer died: the next writer (``AssetStore``'s reclaim)
 /// removes both, and verify reports the pair as reclaimable, not damage.
 ///
+/// A finished download is *adopted* instead (``init(adopting:in:label:wait:)``):
+/// its file, `staging/<pack>-<random>.download`, is locked and hard-linked
+/// as the `.install` name, and from there goes the same way, keeping its
+/// `.download` name until the index switch (which also drops the journal
+/// entry naming it) is committed. Until then a writer that dies leaves the
+/// download whole and resumable; after it, the `.download` name is unlinked
+/// (``unlinkAdoptedName()``), and one left by a writer that died in between
+/// is known by its inode being the installed archive's (reclaim removes it).
+///
 /// Every name is made relative to the descriptors of `staging/` and
 /// `packs/` (``LayoutDirectory``); none of these calls follows a symlink.
 struct StagedFile: ~Copyable {
     let descriptor: FileDescriptor
     private(set) var name: String
     let staging: LayoutDirectory
+    /// The `.download` name of an adopted download, until it is unlinked.
+    private(set) var adoptedName: String?
     /// Where and under which name it went in `packs/`, once published.
     private var published: (packs: LayoutDirectory, name: String)?
     private var committed = false
@@ -30,22 +41,60 @@ struct StagedFile: ~Copyable {
             let fd = try FileDescriptor.temporary(in: anchor)
             // Nobody else can see an unnamed file, so its lock is granted at once.
             _ = try FileLock.tryLock(fd)
-            var name = ""
-            while true {
-                name = label + "." + String(UInt64.random(in: 1...UInt64.max), radix: 16) + Self.suffix
-                do {
-                    try fd.link(as: name, in: anchor)
-                    break
-                } catch where error == .fileExists {
-                    continue
-                }
-            }
+            self.name = try Self.link(fd, in: anchor, label: label)
             self.descriptor = fd
-            self.name = name
         } catch {
             throw .system(error.with(operation: error.operation, path: staging.path))
         }
         self.staging = staging
+    }
+
+    /// Adopts the finished download `staging/<downloadName>`: opens it
+    /// (`O_NOFOLLOW`), locks it (waiting as `wait` says: a probe holds it for
+    /// an instant, another adopter for its whole install) and links the
+    /// file opened — not whatever the name leads to by then — as
+    /// `<label>.<random>.install`. The `.download` name stays.
+    ///
+    /// - Throws: `.notAFile` when `downloadName` is not one component ending
+    ///   in `.download` or names no regular file, `.symlinkInContainer` for a
+    ///   symlink, `.lockTimeout`, `.system` (`ENOENT` when nothing has that name).
+    init(adopting downloadName: String, in staging: LayoutDirectory, label: String, wait: FileLock.Wait) throws(StoreError) {
+        let path = staging.path(of: downloadName)
+        guard downloadName.hasSuffix(JournalEntry.stagingSuffix), !downloadName.contains("/"),
+              downloadName.count > JournalEntry.stagingSuffix.count else { throw .notAFile(path) }
+        guard let fd = try staging.open(downloadName, .readWrite) else {
+            throw .system(Errno.noSuchFile.with(operation: "open", path: path))
+        }
+        let anchor = try staging.anchor()
+        let status: FileStatus
+        do { status = try fd.status() } catch { throw .system(error.with(operation: "fstat", path: path)) }
+        guard status.isRegularFile else { throw .notAFile(path) }
+        do {
+            try FileLock.lock(fd, wait: wait, path: path)
+            self.name = try Self.link(fd, in: anchor, label: label)
+        } catch where error == .timedOut || error == .wouldBlock {
+            var seconds = 0.0
+            if case .seconds(let s) = wait { seconds = s }
+            throw .lockTimeout(path: path, seconds: seconds)
+        } catch {
+            throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
+        }
+        self.descriptor = fd
+        self.staging = staging
+        self.adoptedName = downloadName
+    }
+
+    /// Links `fd` in `anchor` as `<label>.<random>.install`; returns the name.
+    private static func link(_ fd: borrowing FileDescriptor, in anchor: DirectoryAnchor, label: String) throws(Errno) -> String {
+        while true {
+            let name = label + "." + String(UInt64.random(in: 1...UInt64.max), radix: 16) + Self.suffix
+            do {
+                try fd.link(as: name, in: anchor)
+                return name
+            } catch where error == .fileExists {
+                continue
+            }
+        }
     }
 
     var path: String { staging.path(of: name) }
@@ -72,6 +121,16 @@ struct StagedFile: ~Copyable {
 
     /// Marks the index switch as committed: the `packs/` name stays.
     mutating func commit() { committed = true }
+
+    /// After the commit: unlinks an adopted download's `.download` name.
+    /// Returns whether there was one.
+    mutating func unlinkAdoptedName() -> Bool {
+        precondition(committed, "an adopted download keeps its name until the switch is committed")
+        guard let adoptedName else { return false }
+        try? staging.unlink(adoptedName)
+        self.adoptedName = nil
+        return true
+    }
 
     deinit {
         if let published, !committed { try? published.packs.unlink(published.name) }

@@ -139,6 +139,16 @@ extension FileDescriptor {
         _ = try valueOrErrno("fsync") { cas_fsync(fd) }
     }
 
+    /// Starts writing the file's dirty pages in `offset ..< offset + count`
+    /// to storage, without waiting, so that a later ``sync()`` waits only for
+    /// what is still in flight. Makes nothing durable by itself. The
+    /// corresponding C function is `sync_file_range` with
+    /// `SYNC_FILE_RANGE_WRITE`.
+    public func startWriteback(from offset: Int64, count: Int64) throws(Errno) {
+        let fd = rawValue
+        _ = try valueOrErrno("sync_file_range") { cas_start_writeback(fd, offset, count) }
+    }
+
     /// Sets the file's length. The corresponding C function is `ftruncate`.
     public func resize(to length: Int64) throws(Errno) {
         let fd = rawValue

@@ -122,6 +122,10 @@ int cas_ftruncate(int fd, int64_t length) {
     RETURN_OR_ERRNO(ftruncate(fd, (off_t)length));
 }
 
+int cas_start_writeback(int fd, int64_t offset, int64_t count) {
+    RETURN_OR_ERRNO(sync_file_range(fd, (off_t)offset, (off_t)count, SYNC_FILE_RANGE_WRITE));
+}
+
 ssize_t cas_copy_file_range(int in_fd, int64_t *in_off, int out_fd, int64_t *out_off, size_t count) {
     loff_t in = (loff_t)*in_off, out = (loff_t)*out_off;
     ssize_t n = copy_file_range(in_fd, &in, out_fd, &out, count, 0);

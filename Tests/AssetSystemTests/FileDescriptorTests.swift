@@ -25,6 +25,24 @@ import TestSupport
         #expect(try fd.status().isRegularFile)
     }
 
+    @Test func writebackStartsOnAFileAndIsRefusedOnAPipeAndABadRange() throws {
+        let dir = TemporaryDirectory()
+        let fd = try FileDescriptor.open(dir.file("f"), [.readWrite, .create])
+        try fd.write(Array(repeating: 7, count: 3 << 20), at: 0)
+        try fd.startWriteback(from: 0, count: 3 << 20)
+        #expect(try fd.read(count: 4, at: (3 << 20) - 4) == [7, 7, 7, 7])
+        #expect(throws: Errno.invalidArgument) { try fd.startWriteback(from: 0, count: -1) }
+        let fifo = dir.file("fifo")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let pipe = try FileDescriptor.open(fifo, .readWrite)
+        #expect {
+            try pipe.startWriteback(from: 0, count: 4096)
+        } throws: { error in
+            guard let e = error as? Errno else { return false }
+            return e.rawValue == ESPIPE && e.operation == "sync_file_range"
+        }
+    }
+
     @Test func descriptorsAreCloseOnExec() throws {
         let dir = TemporaryDirectory()
         let fd = try FileDescriptor.open(dir.write("f", [1]))

@@ -1,10 +1,13 @@
 import AssetDelivery
 import AssetStore
 
-/// `download`: one download of one pack into a container, for the test that
-/// kills a downloader with SIGKILL and resumes in a second process.
+/// `download`: one download of one pack into a container, for the tests
+/// that kill a downloader with SIGKILL (mid-transfer, or at the crash point
+/// `ASSETPACKS_CRASH_AT` names in the install that adopts its file) and
+/// resume in a second process.
 enum DownloadOnce {
     static func run(_ options: Options) throws -> [String: Any] {
+        CrashingWriter.arm()
         let store = try AssetStore(container: GroupContainer(path: options.string("container")))
         let request = DownloadRequest(pack: options.string("id"), url: options.string("url"),
                                       version: UInt64(options.int("version")), size: UInt64(options.int("size")),

@@ -91,6 +91,13 @@ int cas_fsync(int fd);
 /** Truncates or extends fd to length. ftruncate(2). */
 int cas_ftruncate(int fd, int64_t length);
 
+/** Starts writeback of the dirty pages of fd in [offset, offset + count)
+ *  without waiting for it (SYNC_FILE_RANGE_WRITE), so that a later fsync has
+ *  less to wait for. It makes nothing durable by itself: metadata and the
+ *  disk's cache are untouched. Returns 0 or -errno (-EINVAL for a bad range,
+ *  -ESPIPE for a pipe). sync_file_range(2). */
+int cas_start_writeback(int fd, int64_t offset, int64_t count);
+
 /** Copies up to count bytes from in_fd at *in_off to out_fd at *out_off,
  *  advancing both offsets. Returns the number copied (0 at end of input) or
  *  -errno; -EXDEV/-ENOSYS/-EINVAL mean "copy by hand". copy_file_range(2). */
