@@ -1,0 +1,235 @@
+/* client-check: the C test program of libassetpacks-client, driven by
+ * Tests/assetpackTests/DaemonClientCTests.swift (which builds it with -Wall
+ * -Wextra -Werror, and once more under AddressSanitizer).
+ *
+ *   client-check api
+ *       the calls that fail before anything is sent, apc_strerror, apc_version
+ *   client-check get TARGET [--pack ID] [--standalone] [--timeout MS] [--hex-path HEX | PATH]
+ *       one request; prints key=value lines: rc, status, errno, reason, field (one
+ *       line each), message; on success source, offset, length, size, and whether the
+ *       bytes read with pread have the CRC-32 the daemon sent; leaked (descriptors
+ *       open at the end that were not at the start)
+ *   client-check cycles TARGET N PACK PATH...
+ *       N rounds of requests for each PATH (every other round standalone), a
+ *       missing member each round, a new handle every 100 rounds; checks every
+ *       member's CRC-32; prints requests and leaked
+ * TARGET is --container DIR or --socket PATH. Exit status 0 when every check held. */
+#define _GNU_SOURCE
+#include <assetpacks-client.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define CHECK(condition) \
+    do { if (!(condition)) { fprintf(stderr, "client-check:%d: check failed: %s\n", __LINE__, #condition); failures++; } } while (0)
+
+/* Descriptors open in this process. */
+static int open_descriptors(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) { perror("opendir /proc/self/fd"); exit(2); }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n - 1;   /* not the directory's own */
+}
+
+static uint32_t crc_table[256];
+
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
+    if (crc_table[1] == 0) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            crc_table[i] = c;
+        }
+    }
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    return c ^ 0xffffffffu;
+}
+
+/* Whether the member's bytes, read with pread, have the CRC-32 the daemon sent. */
+static int bytes_match(const apc_descriptor *d) {
+    unsigned char *buffer = malloc(d->length ? (size_t)d->length : 1);
+    if (!buffer) return 0;
+    int64_t done = 0;
+    while (done < d->length) {
+        ssize_t n = pread(d->fd, buffer + done, (size_t)(d->length - done), (off_t)(d->offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += n;
+    }
+    int ok = done == d->length && crc32_of(buffer, (size_t)d->length) == d->crc32;
+    free(buffer);
+    return ok;
+}
+
+static int connect_target(apc_client *c, const char *kind, const char *where) {
+    return !strcmp(kind, "--socket") ? apc_connect_socket(c, where) : apc_connect_container(c, where);
+}
+
+static int api(void) {
+    int major = -1, minor = -1, patch = -1;
+    CHECK(strcmp(apc_version(&major, &minor, &patch), APC_VERSION_STRING) == 0);
+    CHECK(major == APC_VERSION_MAJOR && minor == APC_VERSION_MINOR && patch == APC_VERSION_PATCH);
+    CHECK(apc_version(NULL, NULL, NULL) != NULL);
+    static const int codes[] = {APC_OK, APC_ASSET_PACK_NOT_FOUND, APC_FILE_NOT_FOUND, APC_AMBIGUOUS_PATH,
+        APC_INVALID_PACK_ID, APC_INVALID_PATH, APC_CORRUPT_RECORD, APC_ARCHIVE_MISSING, APC_BAD_ARCHIVE, APC_SYSTEM,
+        APC_INDEX, APC_DAEMON_UNAVAILABLE, APC_LIMIT_EXCEEDED, APC_PEER_NOT_ALLOWED, APC_MALFORMED_REQUEST,
+        APC_REQUEST_TOO_LARGE, APC_UNSUPPORTED_VERSION, APC_DAEMON_BUSY, APC_DAEMON_FAILED, APC_INVALID_ARGUMENT,
+        APC_NO_RESOURCES};
+    const size_t count = sizeof codes / sizeof codes[0];
+    for (size_t i = 0; i < count; i++) {
+        CHECK(strcmp(apc_strerror(codes[i]), "unknown error code") != 0);
+        for (size_t k = 0; k < i; k++) CHECK(strcmp(apc_strerror(codes[i]), apc_strerror(codes[k])) != 0);
+    }
+    CHECK(strcmp(apc_strerror(-12345), "unknown error code") == 0);
+    CHECK(strcmp(apc_strerror(7), "unknown error code") == 0);
+
+    CHECK(apc_create(NULL) == APC_INVALID_ARGUMENT);
+    apc_client *c = NULL;
+    CHECK(apc_create(&c) == APC_OK && c != NULL);
+    apc_descriptor d = APC_DESCRIPTOR_INIT;
+    CHECK(d.struct_size == sizeof d && d.fd == -1);
+    /* Never connected. */
+    CHECK(apc_request(c, NULL, "a", 0, &d) == APC_INVALID_ARGUMENT && d.fd == -1);
+    CHECK(strstr(apc_message(c), "not connected") != NULL);
+    CHECK(apc_set_timeout(c, 0) == APC_INVALID_ARGUMENT);
+    CHECK(strstr(apc_message(c), "a timeout of 0 ms") != NULL);
+    CHECK(apc_set_timeout(c, -2) == APC_INVALID_ARGUMENT);
+    CHECK(apc_set_timeout(c, APC_NO_TIMEOUT) == APC_OK && apc_message(c)[0] == '\0');
+    CHECK(apc_set_timeout(c, 1) == APC_OK);
+    CHECK(apc_set_timeout(NULL, 1) == APC_INVALID_ARGUMENT);
+    CHECK(apc_connect_socket(c, NULL) == APC_INVALID_ARGUMENT);
+    CHECK(apc_connect_container(c, NULL) == APC_INVALID_ARGUMENT);
+    CHECK(apc_connect_socket(NULL, "/x") == APC_INVALID_ARGUMENT);
+    CHECK(apc_request(NULL, NULL, "a", 0, &d) == APC_INVALID_ARGUMENT);
+    /* A failed connect still names the socket, so requests may follow (and fail the same way). */
+    CHECK(apc_connect_socket(c, "/nonexistent/daemon.sock") == APC_DAEMON_UNAVAILABLE);
+    CHECK(apc_error_number(c) == ENOENT);
+    CHECK(apc_request(c, NULL, NULL, 0, &d) == APC_INVALID_ARGUMENT);
+    CHECK(apc_request(c, NULL, "a", 0, NULL) == APC_INVALID_ARGUMENT);
+    CHECK(apc_request(c, NULL, "a", 2, &d) == APC_INVALID_ARGUMENT);
+    CHECK(strstr(apc_message(c), "unknown flags 0x2") != NULL);
+    apc_descriptor small = APC_DESCRIPTOR_INIT;
+    small.struct_size = sizeof(size_t) + sizeof(int);
+    CHECK(apc_request(c, NULL, "a", 0, &small) == APC_INVALID_ARGUMENT);
+    CHECK(strstr(apc_message(c), "struct_size") != NULL);
+    /* Longer than the daemon reads: refused before sending. */
+    char *huge = malloc(8194);
+    memset(huge, 'a', 8193);
+    huge[8193] = 0;
+    CHECK(apc_request(c, NULL, huge, 0, &d) == APC_REQUEST_TOO_LARGE);
+    CHECK(apc_request(c, "p", huge + 1, 0, &d) == APC_REQUEST_TOO_LARGE);
+    CHECK(strstr(apc_message(c), "longer than the 8192 bytes") != NULL);
+    CHECK(apc_error_status(c) == 0 && apc_error_field_count(c) == 0 && apc_error_field(c, 0) == NULL);
+    free(huge);
+    /* A request on it tries to connect, and fails as the connect did. */
+    CHECK(apc_request(c, "p", "a", 0, &d) == APC_DAEMON_UNAVAILABLE && apc_error_number(c) == ENOENT);
+    CHECK(strcmp(apc_message(c), "descriptor daemon at /nonexistent/daemon.sock is unavailable: connect: No such file or directory") == 0);
+    CHECK(apc_error_field(c, -1) == NULL && apc_error_field(NULL, 0) == NULL && apc_error_field_count(NULL) == 0);
+    CHECK(apc_message(NULL) != NULL);
+    apc_close(c);
+    apc_close(NULL);
+    printf("api checks=%zu failures=%d\n", count, failures);
+    return failures ? 1 : 0;
+}
+
+static int hex_value(char h) {
+    return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+}
+
+static int get(int argc, char **argv) {
+    if (argc < 4) { fprintf(stderr, "usage: client-check get TARGET [options] PATH\n"); return 64; }
+    const char *pack = NULL, *path = NULL;
+    char decoded[4096];
+    unsigned flags = 0;
+    int timeout = APC_DEFAULT_TIMEOUT_MS;
+    for (int i = 4; i < argc; i++) {
+        if (!strcmp(argv[i], "--pack") && i + 1 < argc) pack = argv[++i];
+        else if (!strcmp(argv[i], "--standalone")) flags |= APC_STANDALONE;
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hex-path") && i + 1 < argc) {
+            const char *h = argv[++i];
+            size_t n = strlen(h) / 2;
+            if (n >= sizeof decoded) return 64;
+            for (size_t k = 0; k < n; k++) decoded[k] = (char)(hex_value(h[2 * k]) << 4 | hex_value(h[2 * k + 1]));
+            decoded[n] = 0;
+            path = decoded;
+        } else path = argv[i];
+    }
+    if (!path) { fprintf(stderr, "client-check get: no path\n"); return 64; }
+    int before = open_descriptors();
+    apc_client *c;
+    if (apc_create(&c) != APC_OK) return 2;
+    CHECK(apc_set_timeout(c, timeout) == APC_OK);
+    apc_descriptor d = APC_DESCRIPTOR_INIT;
+    int rc = connect_target(c, argv[2], argv[3]);
+    if (rc == APC_OK) rc = apc_request(c, pack, path, flags, &d);
+    printf("rc=%d\nstatus=%d\nerrno=%d\nreason=%d\n", rc, apc_error_status(c), apc_error_number(c), apc_error_reason(c));
+    for (int i = 0; i < apc_error_field_count(c); i++) printf("field=%s\n", apc_error_field(c, i));
+    printf("message=%s\n", apc_message(c));
+    if (rc == APC_OK) {
+        int fl = fcntl(d.fd, F_GETFL), fdflags = fcntl(d.fd, F_GETFD);
+        printf("source=%d\noffset=%lld\nlength=%lld\nsize=%lld\n", d.source, (long long)d.offset, (long long)d.length,
+               (long long)d.file_size);
+        printf("crc_ok=%d\nreadonly=%d\ncloexec=%d\n", bytes_match(&d), (fl & O_ACCMODE) == O_RDONLY, (fdflags & FD_CLOEXEC) != 0);
+        CHECK(d.offset + d.length <= d.file_size);
+        close(d.fd);
+    } else {
+        CHECK(d.fd == -1 && apc_message(c)[0] != '\0');
+    }
+    apc_close(c);
+    printf("leaked=%d\n", open_descriptors() - before);
+    return failures ? 1 : 0;
+}
+
+static int cycles(int argc, char **argv) {
+    if (argc < 7) { fprintf(stderr, "usage: client-check cycles TARGET N PACK PATH...\n"); return 64; }
+    long rounds = strtol(argv[4], NULL, 10);
+    const char *pack = argv[5];
+    int before = open_descriptors();
+    long requests = 0;
+    apc_client *c = NULL;
+    for (long round = 0; round < rounds && failures == 0; round++) {
+        if (round % 100 == 0) {
+            apc_close(c);
+            if (apc_create(&c) != APC_OK) return 2;
+            int rc = connect_target(c, argv[2], argv[3]);
+            if (rc != APC_OK) { fprintf(stderr, "client-check: %s\n", apc_message(c)); return 1; }
+        }
+        for (int i = 6; i < argc; i++) {
+            apc_descriptor d = APC_DESCRIPTOR_INIT;
+            unsigned flags = round % 2 ? APC_STANDALONE : 0;
+            int rc = apc_request(c, pack, argv[i], flags, &d);
+            requests++;
+            if (rc != APC_OK) { fprintf(stderr, "client-check: %s: %s\n", argv[i], apc_message(c)); failures++; break; }
+            CHECK(bytes_match(&d));
+            CHECK(!flags || (d.source == APC_SOURCE_MEMORY && d.offset == 0 && d.length == d.file_size));
+            close(d.fd);
+        }
+        apc_descriptor missing = APC_DESCRIPTOR_INIT;
+        CHECK(apc_request(c, pack, "no/such/member", 0, &missing) == APC_FILE_NOT_FOUND && missing.fd == -1);
+        CHECK(apc_error_field_count(c) == 2 && !strcmp(apc_error_field(c, 0), "no/such/member") && !strcmp(apc_error_field(c, 1), pack));
+        requests++;
+    }
+    apc_close(c);
+    int leaked = open_descriptors() - before;
+    printf("requests=%ld\nleaked=%d\nfailures=%d\n", requests, leaked, failures);
+    return failures || leaked ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "api")) return api();
+    if (argc >= 2 && !strcmp(argv[1], "get")) return get(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "cycles")) return cycles(argc, argv);
+    fprintf(stderr, "usage: client-check api | get TARGET ... | cycles TARGET N PACK PATH...\n");
+    return 64;
+}
