@@ -4,15 +4,17 @@
  *
  *   client-check api
  *       the calls that fail before anything is sent, apc_strerror, apc_version
- *   client-check get TARGET [--pack ID] [--standalone] [--timeout MS] [--hex-path HEX | PATH]
+ *   client-check get TARGET [--pack ID] [--standalone] [--timeout MS] [--interrupt] [--hex-path HEX | PATH]
  *       one request; prints key=value lines: rc, status, errno, reason, field (one
  *       line each), message; on success source, offset, length, size, and whether the
  *       bytes read with pread have the CRC-32 the daemon sent; leaked (descriptors
  *       open at the end that were not at the start)
- *   client-check cycles TARGET N PACK PATH...
+ *   client-check cycles TARGET N PACK PATH... [--interrupt]
  *       N rounds of requests for each PATH (every other round standalone), a
  *       missing member each round, a new handle every 100 rounds; checks every
  *       member's CRC-32; prints requests and leaked
+ * --interrupt: a SIGALRM every millisecond throughout, with a handler installed
+ * without SA_RESTART, so that waits in the library meet EINTR; prints signals.
  * TARGET is --container DIR or --socket PATH. Exit status 0 when every check held. */
 #define _GNU_SOURCE
 #include <assetpacks-client.h>
@@ -20,9 +22,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -38,6 +42,32 @@ static int open_descriptors(void) {
     for (struct dirent *e; (e = readdir(d)) != NULL;) if (e->d_name[0] != '.') n++;
     closedir(d);
     return n - 1;   /* not the directory's own */
+}
+
+static volatile sig_atomic_t signals = 0;
+
+static void count_signal(int signal) { (void)signal; signals++; }
+
+/* A SIGALRM every millisecond from now on, interrupting system calls (no SA_RESTART). */
+static void interrupt_often(void) {
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = count_signal;
+    sigemptyset(&a.sa_mask);
+    a.sa_flags = 0;
+    struct itimerval every = {.it_interval = {0, 1000}, .it_value = {0, 1000}};
+    sigset_t alarm;   /* the parent may have left it blocked */
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    if (sigaction(SIGALRM, &a, NULL) != 0 || sigprocmask(SIG_UNBLOCK, &alarm, NULL) != 0 ||
+        setitimer(ITIMER_REAL, &every, NULL) != 0) { perror("interrupt_often"); exit(2); }
+}
+
+/* No more of them (before this program's own output, which they could cut short). */
+static void stop_interrupts(void) {
+    struct itimerval never;
+    memset(&never, 0, sizeof never);
+    setitimer(ITIMER_REAL, &never, NULL);
 }
 
 static uint32_t crc_table[256];
@@ -156,6 +186,7 @@ static int get(int argc, char **argv) {
         if (!strcmp(argv[i], "--pack") && i + 1 < argc) pack = argv[++i];
         else if (!strcmp(argv[i], "--standalone")) flags |= APC_STANDALONE;
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--interrupt")) interrupt_often();
         else if (!strcmp(argv[i], "--hex-path") && i + 1 < argc) {
             const char *h = argv[++i];
             size_t n = strlen(h) / 2;
@@ -173,6 +204,7 @@ static int get(int argc, char **argv) {
     apc_descriptor d = APC_DESCRIPTOR_INIT;
     int rc = connect_target(c, argv[2], argv[3]);
     if (rc == APC_OK) rc = apc_request(c, pack, path, flags, &d);
+    stop_interrupts();
     printf("rc=%d\nstatus=%d\nerrno=%d\nreason=%d\n", rc, apc_error_status(c), apc_error_number(c), apc_error_reason(c));
     for (int i = 0; i < apc_error_field_count(c); i++) printf("field=%s\n", apc_error_field(c, i));
     printf("message=%s\n", apc_message(c));
@@ -187,7 +219,7 @@ static int get(int argc, char **argv) {
         CHECK(d.fd == -1 && apc_message(c)[0] != '\0');
     }
     apc_close(c);
-    printf("leaked=%d\n", open_descriptors() - before);
+    printf("signals=%d\nleaked=%d\n", (int)signals, open_descriptors() - before);
     return failures ? 1 : 0;
 }
 
@@ -195,6 +227,10 @@ static int cycles(int argc, char **argv) {
     if (argc < 7) { fprintf(stderr, "usage: client-check cycles TARGET N PACK PATH...\n"); return 64; }
     long rounds = strtol(argv[4], NULL, 10);
     const char *pack = argv[5];
+    if (!strcmp(argv[argc - 1], "--interrupt")) {
+        interrupt_often();
+        argc--;
+    }
     int before = open_descriptors();
     long requests = 0;
     apc_client *c = NULL;
@@ -221,8 +257,10 @@ static int cycles(int argc, char **argv) {
         requests++;
     }
     apc_close(c);
+    stop_interrupts();
     int leaked = open_descriptors() - before;
     printf("requests=%ld\nleaked=%d\nfailures=%d\n", requests, leaked, failures);
+    if (signals) printf("signals=%d\n", (int)signals);
     return failures || leaked ? 1 : 0;
 }
 

@@ -214,13 +214,17 @@ import TestSupport
         #expect(retried.rc == -1 && retried["message"] == "gone" && once.connections == 2, "\(retried.values)")
         once.stop()
 
-        let silent = try FakeDaemon(s.file("silent.sock"), [.silence])
+        // Silence: the timeout, however often a signal interrupts the wait.
+        let silent = try FakeDaemon(s.file("silent.sock"), [.silence, .silence])
         defer { silent.stop() }
-        let started = Date()
-        let t = try DaemonClientCTests.get(b, ["--socket", silent.path], ["--timeout", "300", "m"])
-        let took = Date().timeIntervalSince(started)
-        #expect(t.rc == -23 && t.errno == ETIMEDOUT, "\(t.values)")
-        #expect(t["message"] == "descriptor daemon at \(silent.path) is unavailable: read reply: no answer within 0.300 s: Connection timed out")
-        #expect(took >= 0.29 && took < 30, "took \(took) s")
+        for interrupt in [[], ["--interrupt"]] {
+            let started = Date()
+            let t = try DaemonClientCTests.get(b, ["--socket", silent.path], ["--timeout", "300", "m"] + interrupt)
+            let took = Date().timeIntervalSince(started)
+            #expect(t.rc == -23 && t.errno == ETIMEDOUT, "\(t.values)")
+            #expect(t["message"] == "descriptor daemon at \(silent.path) is unavailable: read reply: no answer within 0.300 s: Connection timed out")
+            #expect(took >= 0.29 && took < 30, "took \(took) s")
+            #expect(interrupt.isEmpty ? t["signals"] == "0" : Int(t["signals"] ?? "") ?? 0 > 20, "\(t.values)")
+        }
     }
 }

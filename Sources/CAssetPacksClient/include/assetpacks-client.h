@@ -198,8 +198,10 @@ APC_API int apc_set_timeout(apc_client *client, int milliseconds);
 /** @brief Connects to the daemon listening at the Unix socket @p socket_path.
  *
  *  Remembers the path: a later request whose connection the daemon had closed
- *  (it restarted, or the connection sat idle) reconnects once by itself.
- *  Connecting a handle that is connected closes its old connection first.
+ *  (it restarted, or the connection sat idle) reconnects once by itself, and
+ *  after a failed connect a request connects anew (a daemon that was not yet
+ *  up may be by then). Connecting a handle that is connected closes its old
+ *  connection first.
  *  @param client  the handle.
  *  @param socket_path  the socket's path, shorter than 108 bytes (sun_path).
  *  @return 0; APC_DAEMON_UNAVAILABLE when no daemon listens there (errno
