@@ -13,6 +13,14 @@
  *       N rounds of requests for each PATH (every other round standalone), a
  *       missing member each round, a new handle every 100 rounds; checks every
  *       member's CRC-32; prints requests and leaked
+ *   client-check threads TARGET T N PACK PATH
+ *       T threads with a handle each, N requests each for PATH; prints requests and leaked
+ *   client-check fuzz SOCKET N SEED
+ *       a server thread at SOCKET answers N requests with replies mutated from valid
+ *       ones (bytes flipped, cut, grown; 0, 1 or 2 descriptors) and closes each
+ *       connection; every answer must be a success with a consistent range or one
+ *       of the codes, and no descriptor may stay open; prints requests, successes
+ *       and leaked
  * --interrupt: a SIGALRM every millisecond throughout, with a handler installed
  * without SA_RESTART, so that waits in the library meet EINTR; prints signals.
  * TARGET is --container DIR or --socket PATH. Exit status 0 when every check held. */
@@ -22,11 +30,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -72,14 +83,16 @@ static void stop_interrupts(void) {
 
 static uint32_t crc_table[256];
 
-static uint32_t crc32_of(const unsigned char *p, size_t n) {
-    if (crc_table[1] == 0) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-            crc_table[i] = c;
-        }
+/* Called once, before any thread starts. */
+static void make_crc_table(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
     }
+}
+
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
     uint32_t c = 0xffffffffu;
     for (size_t i = 0; i < n; i++) c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
     return c ^ 0xffffffffu;
@@ -264,10 +277,209 @@ static int cycles(int argc, char **argv) {
     return failures || leaked ? 1 : 0;
 }
 
+struct thread_work {
+    const char *kind, *where, *pack, *path;
+    long requests;
+    int failures;
+};
+
+static void *thread_requests(void *argument) {
+    struct thread_work *w = argument;
+    apc_client *c;
+    if (apc_create(&c) != APC_OK || connect_target(c, w->kind, w->where) != APC_OK) { w->failures++; apc_close(c); return NULL; }
+    for (long i = 0; i < w->requests; i++) {
+        apc_descriptor d = APC_DESCRIPTOR_INIT;
+        if (apc_request(c, w->pack, w->path, i % 2 ? APC_STANDALONE : 0, &d) != APC_OK || !bytes_match(&d)) w->failures++;
+        if (d.fd >= 0) close(d.fd);
+    }
+    apc_close(c);
+    return NULL;
+}
+
+static int threads(int argc, char **argv) {
+    if (argc != 8) { fprintf(stderr, "usage: client-check threads TARGET T N PACK PATH\n"); return 64; }
+    int count = atoi(argv[4]);
+    if (count < 1 || count > 64) return 64;
+    struct thread_work work[64];
+    pthread_t ids[64];
+    int before = open_descriptors();
+    for (int i = 0; i < count; i++) {
+        work[i] = (struct thread_work){argv[2], argv[3], argv[6], argv[7], strtol(argv[5], NULL, 10), 0};
+        if (pthread_create(&ids[i], NULL, thread_requests, &work[i]) != 0) return 2;
+    }
+    long requests = 0;
+    for (int i = 0; i < count; i++) {
+        pthread_join(ids[i], NULL);
+        requests += work[i].requests;
+        failures += work[i].failures;
+    }
+    int leaked = open_descriptors() - before;
+    printf("requests=%ld\nleaked=%d\nfailures=%d\n", requests, leaked, failures);
+    return failures || leaked ? 1 : 0;
+}
+
+/* MARK: fuzz */
+
+struct fuzz_server {
+    int listener, file;
+    uint64_t state;
+};
+
+static uint32_t next_random(struct fuzz_server *f) {
+    f->state ^= f->state << 13;
+    f->state ^= f->state >> 7;
+    f->state ^= f->state << 17;
+    return (uint32_t)(f->state >> 16);
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A valid reply — a success, or a failure of some status with fields — then mutated. */
+static size_t fuzz_reply(struct fuzz_server *f, unsigned char *out, size_t room) {
+    static const int statuses[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 64, 65, 66, 67, 68, 69, 16, 200};
+    size_t n;
+    int success = next_random(f) % 3 == 0;
+    memcpy(out, "APDR", 4);
+    put_le(out + 4, 1, 2);
+    put_le(out + 12, 0, 4);
+    if (success) {
+        put_le(out + 6, 0, 2);
+        put_le(out + 8, 32, 4);
+        put_le(out + 16, next_random(f) % 64, 8);
+        put_le(out + 24, next_random(f) % 64, 8);
+        put_le(out + 32, 100, 8);
+        put_le(out + 40, next_random(f) % 2, 4);
+        put_le(out + 44, next_random(f), 4);
+        n = 48;
+    } else {
+        int status = statuses[next_random(f) % (sizeof statuses / sizeof statuses[0])];
+        put_le(out + 6, (uint64_t)status, 2);
+        put_le(out + 16, next_random(f) % 3 ? 0 : next_random(f), 8);
+        int fields = 1 + (int)(next_random(f) % 5);
+        put_le(out + 24, (uint64_t)fields, 2);
+        n = 26;
+        for (int i = 0; i < fields; i++) {
+            const char *text = i == 1 && next_random(f) % 2 ? "102" : i % 2 ? "stress" : "some/path";
+            size_t l = strlen(text);
+            put_le(out + n, l, 2);
+            memcpy(out + n + 2, text, l);
+            n += 2 + l;
+        }
+        put_le(out + 8, n - 16, 4);
+    }
+    /* Mutations: flip bytes, cut, grow. */
+    int flips = (int)(next_random(f) % 4);
+    for (int i = 0; i < flips; i++) out[next_random(f) % n] ^= (unsigned char)(1u << (next_random(f) % 8));
+    switch (next_random(f) % 6) {
+    case 0: n = next_random(f) % n; break;
+    case 1: {
+        size_t more = next_random(f) % 40;
+        if (n + more > room) more = room - n;
+        for (size_t i = 0; i < more; i++) out[n + i] = (unsigned char)next_random(f);
+        n += more;
+        break;
+    }
+    default: break;
+    }
+    return n;
+}
+
+static void fuzz_send(int sock, const unsigned char *bytes, size_t n, int fds, int file) {
+    union { struct cmsghdr align; char bytes[CMSG_SPACE(2 * sizeof(int))]; } control;
+    struct iovec iov = {.iov_base = (void *)bytes, .iov_len = n};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fds > 0 && n > 0) {
+        int list[2] = {file, file};
+        m.msg_control = control.bytes;
+        m.msg_controllen = CMSG_SPACE((size_t)fds * sizeof(int));
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN((size_t)fds * sizeof(int));
+        memcpy(CMSG_DATA(h), list, (size_t)fds * sizeof(int));
+    }
+    if (n > 0) (void)sendmsg(sock, &m, MSG_NOSIGNAL);
+}
+
+static void *fuzz_serve(void *argument) {
+    struct fuzz_server *f = argument;
+    unsigned char request[16 + 8192], reply[1024];
+    for (;;) {
+        int sock = accept4(f->listener, NULL, NULL, SOCK_CLOEXEC);
+        if (sock < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            return NULL;   /* shut down */
+        }
+        /* The request: its header, then its body. */
+        size_t got = 0, want = 16;
+        while (got < want) {
+            ssize_t r = recv(sock, request + got, want - got, 0);
+            if (r <= 0) break;
+            got += (size_t)r;
+            if (got == 16) want = 16 + (size_t)(request[8] | request[9] << 8);
+        }
+        if (got == want) {
+            size_t n = fuzz_reply(f, reply, sizeof reply);
+            int fds = (int)(next_random(f) % 8);
+            fuzz_send(sock, reply, n, fds < 5 ? 1 : fds == 7 ? 2 : 0, f->file);
+        }
+        close(sock);
+    }
+}
+
+static int fuzz(int argc, char **argv) {
+    if (argc != 5) { fprintf(stderr, "usage: client-check fuzz SOCKET N SEED\n"); return 64; }
+    long rounds = strtol(argv[3], NULL, 10);
+    struct fuzz_server f = {.state = strtoull(argv[4], NULL, 10) | 1};
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (strlen(argv[2]) >= sizeof address.sun_path) return 64;
+    strcpy(address.sun_path, argv[2]);
+    f.file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    f.listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (f.file < 0 || f.listener < 0 || bind(f.listener, (struct sockaddr *)&address, sizeof address) != 0 ||
+        listen(f.listener, 16) != 0) { perror("fuzz server"); return 2; }
+    int before = open_descriptors();
+    pthread_t server;
+    if (pthread_create(&server, NULL, fuzz_serve, &f) != 0) return 2;
+    apc_client *c;
+    if (apc_create(&c) != APC_OK || apc_set_timeout(c, 10000) != APC_OK) return 2;
+    CHECK(apc_connect_socket(c, argv[2]) == APC_OK);
+    long successes = 0;
+    for (long i = 0; i < rounds && failures == 0; i++) {
+        apc_descriptor d = APC_DESCRIPTOR_INIT;
+        int rc = apc_request(c, "stress", "some/path", 0, &d);
+        if (rc == APC_OK) {
+            successes++;
+            CHECK(d.fd >= 0 && d.offset >= 0 && d.length >= 0 && d.offset + d.length <= d.file_size && d.source <= 1);
+            close(d.fd);
+        } else {
+            int known = (rc <= -1 && rc >= -10) || rc == -23 || rc == -24 || (rc <= -64 && rc >= -69);
+            CHECK(known && d.fd == -1 && apc_message(c)[0] != '\0');
+            CHECK(rc != APC_DAEMON_UNAVAILABLE || apc_error_number(c) != 0);
+            for (int k = 0; k < apc_error_field_count(c); k++) CHECK(apc_error_field(c, k) != NULL);
+            if (failures) fprintf(stderr, "client-check: round %ld: %d %s\n", i, rc, apc_message(c));
+        }
+    }
+    apc_close(c);
+    shutdown(f.listener, SHUT_RDWR);
+    pthread_join(server, NULL);
+    int leaked = open_descriptors() - before;
+    close(f.listener);
+    close(f.file);
+    unlink(argv[2]);
+    printf("requests=%ld\nsuccesses=%ld\nleaked=%d\nfailures=%d\n", rounds, successes, leaked, failures);
+    return failures || leaked ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    make_crc_table();
     if (argc >= 2 && !strcmp(argv[1], "api")) return api();
     if (argc >= 2 && !strcmp(argv[1], "get")) return get(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "cycles")) return cycles(argc, argv);
-    fprintf(stderr, "usage: client-check api | get TARGET ... | cycles TARGET N PACK PATH...\n");
+    if (argc >= 2 && !strcmp(argv[1], "threads")) return threads(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "fuzz")) return fuzz(argc, argv);
+    fprintf(stderr, "usage: client-check api | get TARGET ... | cycles TARGET N PACK PATH... | threads ... | fuzz ...\n");
     return 64;
 }

@@ -19,8 +19,8 @@ import TestSupport
         /// The example, linked against the shared library, and against the static one.
         let example: String, staticExample: String
         /// client-check, linked against the shared library, and compiled with the
-        /// library's source under AddressSanitizer.
-        let check: String, sanitizedCheck: String
+        /// library's source under AddressSanitizer (and UBSan), and under ThreadSanitizer.
+        let check: String, sanitizedCheck: String, threadCheck: String
 
         init() throws {
             let compiler = CCompiler("c-client")
@@ -36,11 +36,13 @@ import TestSupport
                                          standard: "-std=c99")
             staticExample = try compiler.build("daemon-client-static", sources: [exampleSource],
                                                flags: [include, prefix + "/lib/libassetpacks-client.a"])
-            check = try compiler.build("client-check", sources: [checkSource], flags: shared)
-            sanitizedCheck = try compiler.build("client-check-asan",
-                                                sources: [checkSource, repositoryRoot + "/Sources/CAssetPacksClient/client.c"],
-                                                flags: [include, "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                                                        "-fno-sanitize-recover=undefined"])
+            let withSource = [checkSource, repositoryRoot + "/Sources/CAssetPacksClient/client.c"]
+            check = try compiler.build("client-check", sources: [checkSource], flags: shared + ["-pthread"])
+            sanitizedCheck = try compiler.build("client-check-asan", sources: withSource,
+                                                flags: [include, "-pthread", "-g", "-fsanitize=address,undefined",
+                                                        "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"])
+            threadCheck = try compiler.build("client-check-tsan", sources: withSource,
+                                             flags: [include, "-pthread", "-g", "-fsanitize=thread"])
             // -pedantic too, for the example and the header it includes.
             try compiler.build("daemon-client-pedantic", sources: [exampleSource], flags: shared + ["-pedantic"],
                                standard: "-std=c99")
@@ -300,6 +302,16 @@ import TestSupport
         let r = try Program.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", b.example,
                                                      "--socket", socket, "--pack", "stress", "tiny/t001"])
         #expect(r.status == 1 && r.stderr == "daemon-client: descriptor daemon at \(socket) refused the request: uid 65534 (gid 65534) is not allowed to use this daemon\n", "\(r.stderr)")
+    }
+
+    /// Eight threads with a handle each, under ThreadSanitizer: handles share
+    /// nothing (the library has no global state).
+    @Test(.timeLimit(.minutes(2))) func handlesInThreadsAreIndependent() throws {
+        try Self.withDaemon("assetpack-cclient-threads") { b, s, _ in
+            let r = try Program.run(b.threadCheck, ["threads", "--container", s.container, "8", "100", "stress", "media/small.bin"])
+            #expect(r.status == 0 && r.out == "requests=800\nleaked=0\nfailures=0\n", "\(r.out)\(r.stderr)")
+            #expect(!r.stderr.contains("ThreadSanitizer"), "\(r.stderr)")
+        }
     }
 
     /// 10,000 requests (with `ASSETPACKS_SOAK=1` 100,000) of stored and

@@ -187,6 +187,26 @@ import TestSupport
         }
     }
 
+    /// Replies mutated at random from valid ones (client-check's own server
+    /// thread, so that 10,000 of them take a moment), under AddressSanitizer:
+    /// each is a consistent success or one of the codes, never a crash, a
+    /// leak, or a descriptor left open.
+    @Test(.timeLimit(.minutes(2))) func randomlyBrokenRepliesNeverCrashOrLeak() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-fuzz")
+        let rounds = ProcessInfo.processInfo.environment["ASSETPACKS_SOAK"] == "1" ? 200_000 : 10_000
+        for seed in [1, 2, 3] {
+            var env = ProcessInfo.processInfo.environment
+            env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+            let r = try Program.run(b.sanitizedCheck, ["fuzz", s.file("fuzz-\(seed).sock"), String(rounds), String(seed)], environment: env)
+            #expect(r.status == 0 && r.stderr.isEmpty, "seed \(seed): \(r.out)\(r.stderr)")
+            let successes = r.out.split(separator: "\n").first { $0.hasPrefix("successes=") }.flatMap { Int($0.dropFirst(10)) } ?? 0
+            // Some survive the mutations, most do not.
+            #expect(successes > rounds / 50 && successes < rounds / 2, "\(r.out)")
+            #expect(r.out.hasPrefix("requests=\(rounds)\n") && r.out.hasSuffix("leaked=0\nfailures=0\n"), "\(r.out)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aStatusOfANewerDaemonIsAnError() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-future")
