@@ -202,6 +202,7 @@ static int connect_to(apc_client *c, const char *socket_path) {
 /* MARK: The exchange */
 
 typedef enum {
+    OUTCOME_CONTINUE,       /* (receive_some) more to read */
     OUTCOME_DESCRIPTOR,     /* *fd and c->reply hold a success */
     OUTCOME_FAILURE,        /* the daemon answered with an error: c->reply holds it */
     OUTCOME_CLOSED_EARLY,   /* the connection ended before any byte of the reply */
@@ -232,8 +233,8 @@ static outcome violation(apc_client *c, const char *what) {
 
 /* Receives into c->reply[*filled ..< needed], taking any descriptors sent
  * with the bytes: the first into *fd, a second is a violation (both closed).
- * Returns -1 to go on, or the outcome that ends the exchange. */
-static int receive_some(apc_client *c, size_t *filled, size_t needed, int *fd, int64_t deadline) {
+ * Returns OUTCOME_CONTINUE, or the outcome that ends the exchange. */
+static outcome receive_some(apc_client *c, size_t *filled, size_t needed, int *fd, int64_t deadline) {
     union {
         struct cmsghdr align;
         char bytes[CMSG_SPACE(sizeof(int) * CONTROL_FDS)];
@@ -243,10 +244,10 @@ static int receive_some(apc_client *c, size_t *filled, size_t needed, int *fd, i
     ssize_t n = recvmsg(c->sock, &m, MSG_CMSG_CLOEXEC);
     if (n < 0) {
         int e = errno;
-        if (e == EINTR) return -1;
+        if (e == EINTR) return OUTCOME_CONTINUE;
         if (e == EAGAIN || e == EWOULDBLOCK) {
             e = wait_for(c->sock, POLLIN, deadline);
-            if (e == 0) return -1;
+            if (e == 0) return OUTCOME_CONTINUE;
             if (e == ETIMEDOUT) {
                 char what[96];
                 if (c->timeout_ms % 1000 == 0) snprintf(what, sizeof what, "read reply: no answer within %d s", c->timeout_ms / 1000);
@@ -281,7 +282,7 @@ static int receive_some(apc_client *c, size_t *filled, size_t needed, int *fd, i
         return violation(c, what);
     }
     *filled += (size_t)n;
-    return -1;
+    return OUTCOME_CONTINUE;
 }
 
 /* Receives one whole reply into c->reply: its status and body length. */
@@ -290,8 +291,8 @@ static outcome receive_reply(apc_client *c, int *fd, uint16_t *status, size_t *b
     bool parsed = false;
     for (;;) {
         while (filled < needed) {
-            int r = receive_some(c, &filled, needed, fd, deadline);
-            if (r >= 0) return (outcome)r;
+            outcome o = receive_some(c, &filled, needed, fd, deadline);
+            if (o != OUTCOME_CONTINUE) return o;
         }
         if (parsed) break;
         const unsigned char *h = c->reply;
@@ -657,6 +658,7 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
             }
             return unavailable(c, ECONNRESET, "read reply: the daemon closed the connection");
         case OUTCOME_BROKEN:
+        case OUTCOME_CONTINUE:   /* not returned by exchange */
             if (fd >= 0) close(fd);
             disconnect(c);
             return APC_DAEMON_UNAVAILABLE;

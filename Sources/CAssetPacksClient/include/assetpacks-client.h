@@ -92,7 +92,9 @@ extern "C" {
 
 /** @brief The version of the library in use (which may be newer than the header's).
  *
- *  @param[out] major, minor, patch  the version's parts; each may be NULL.
+ *  @param[out] major  the major version, or NULL.
+ *  @param[out] minor  the minor version, or NULL.
+ *  @param[out] patch  the patch version, or NULL.
  *  @return the version as a static string, "MAJOR.MINOR.PATCH".
  *  Thread-safe. */
 APC_API const char *apc_version(int *major, int *minor, int *patch);
