@@ -107,6 +107,29 @@ import TestSupport
         #expect(linked.count == 2 && linked.contains { $0.contains("[libassetpacks-client.so.1]") } && linked.contains { $0.contains("[libc.so.6]") }, "\(linked)")
     }
 
+    /// PREFIX staged under DESTDIR: the tree under DESTDIR, the .pc naming
+    /// PREFIX itself; bad arguments are usage errors.
+    @Test func theScriptInstallsIntoAPrefixAndHonoursDestdir() throws {
+        let s = TemporaryDirectory("assetpack-cclient-install")
+        var env = ProcessInfo.processInfo.environment
+        env["DESTDIR"] = s.file("stage")
+        let script = repositoryRoot + "/scripts/build-c-client"
+        let r = try Program.run(script, ["/opt/assetpacks"], environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let root = s.file("stage/opt/assetpacks")
+        for file in ["include/assetpacks-client.h", "lib/libassetpacks-client.so.1.0.0", "lib/libassetpacks-client.so.1",
+                     "lib/libassetpacks-client.so", "lib/libassetpacks-client.a"] {
+            #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file)")
+        }
+        let pc = try String(contentsOfFile: root + "/lib/pkgconfig/assetpacks-client.pc", encoding: .utf8)
+        #expect(pc.hasPrefix("prefix=/opt/assetpacks\n") && pc.contains("\nVersion: 1.0.0\n") && pc.contains("-lassetpacks-client"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/lib/libassetpacks-client.so") == "libassetpacks-client.so.1")
+        for args in [["--build-only"], ["a", "b"], ["--bogus"], ["--build-only", "a", "b"]] {
+            let bad = try Program.run(script, args)
+            #expect(bad.status == 64 && bad.stderr.hasPrefix("usage: scripts/build-c-client"), "\(args): \(bad.stderr)")
+        }
+    }
+
     @Test func theHeaderCompilesAsC99C11AndCxx17() throws {
         let b = try Self.built.get()
         let compiler = CCompiler("c-client-header")
@@ -199,6 +222,11 @@ import TestSupport
                         #expect(got.status == 0 && got.stdout == want.stdout, "\(c.path) \(standalone): \(got.stderr)")
                     }
                 }
+                // The container from the environment, as `assetpack` takes it.
+                var env = ProcessInfo.processInfo.environment
+                env["ASSETPACKS_CONTAINER"] = s.container
+                let implicit = try Program.run(b.example, packArgs + [c.path], environment: env)
+                #expect(implicit.status == 0 && implicit.stdout == want.stdout, "\(implicit.stderr)")
                 let out = s.file("copy-" + c.path.replacingOccurrences(of: "/", with: "-"))
                 let copied = try Program.run(b.example, ["--socket", socket] + packArgs + [c.path, out])
                 #expect(copied.status == 0 && FileManager.default.contents(atPath: out) == want.stdout)
