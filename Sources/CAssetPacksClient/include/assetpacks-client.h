@@ -133,7 +133,7 @@ APC_API const char *apc_version(int *major, int *minor, int *patch);
  *  came within the timeout, or the reply broke the protocol.
  *  apc_error_number() says which: ENOENT or ECONNREFUSED (no daemon), EACCES
  *  (the socket may not be reached), ENAMETOOLONG (the socket's path is longer
- *  than a Unix socket address holds), ECONNRESET or EPIPE (the connection
+ *  than a Unix socket address holds), ECONNRESET (the connection
  *  broke), ETIMEDOUT (no answer in time), EPROTO (a malformed reply). No fields. */
 #define APC_DAEMON_UNAVAILABLE (-23)
 /** A member is larger (or more compressed) than the container's limits allow.
