@@ -98,13 +98,13 @@ static const char *errno_text(int e, char *buffer, size_t size) {
  * "descriptor daemon at S is unavailable: WHAT: strerror(e)", as the Swift client says. */
 static int unavailable(apc_client *c, int e, const char *what) {
     char text[128];
-    return fail(c, APC_DAEMON_UNAVAILABLE, e, "descriptor daemon at %s is unavailable: %s: %s",
+    return fail(c, APC_EDAEMON, e, "descriptor daemon at %s is unavailable: %s: %s",
                 c->socket_path, what, errno_text(e, text, sizeof text));
 }
 
-static int no_resources(apc_client *c, int e, const char *what) {
-    char text[128];
-    return fail(c, APC_NO_RESOURCES, e, "%s: %s", what, errno_text(e, text, sizeof text));
+/* Memory ran out in this process: the system code, with ENOMEM. */
+static int out_of_memory(apc_client *c, const char *what) {
+    return fail(c, APC_ESYSTEM, ENOMEM, "%s: out of memory", what);
 }
 
 /* MARK: Time */
@@ -153,11 +153,7 @@ static int open_connection(apc_client *c, int64_t deadline) {
     if (length >= sizeof address.sun_path) return unavailable(c, ENAMETOOLONG, "connect");
     memcpy(address.sun_path, c->socket_path, length + 1);
     int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) {
-        int e = errno;
-        return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS ? no_resources(c, e, "socket")
-                                                                         : unavailable(c, e, "socket");
-    }
+    if (sock < 0) return unavailable(c, errno, "socket");   /* EMFILE, ENFILE, ...: as the Swift client says */
     /* A Unix socket's connect waits (for room in the listener's backlog) up to
      * SO_SNDTIMEO, so a blocking connect bounded by it, then non-blocking I/O. */
     int e = 0;
@@ -188,11 +184,11 @@ static int open_connection(apc_client *c, int64_t deadline) {
 }
 
 static int connect_to(apc_client *c, const char *socket_path) {
-    if (c == NULL) return APC_INVALID_ARGUMENT;
+    if (c == NULL) return APC_EINVAL;
     clear_error(c);
-    if (socket_path == NULL) return fail(c, APC_INVALID_ARGUMENT, 0, "no socket path");
+    if (socket_path == NULL) return fail(c, APC_EINVAL, 0, "no socket path");
     char *copy = strdup(socket_path);
-    if (copy == NULL) return no_resources(c, ENOMEM, "connect");
+    if (copy == NULL) return out_of_memory(c, "connect");
     disconnect(c);
     free(c->socket_path);
     c->socket_path = copy;
@@ -206,7 +202,7 @@ typedef enum {
     OUTCOME_DESCRIPTOR,     /* *fd and c->reply hold a success */
     OUTCOME_FAILURE,        /* the daemon answered with an error: c->reply holds it */
     OUTCOME_CLOSED_EARLY,   /* the connection ended before any byte of the reply */
-    OUTCOME_BROKEN,         /* c's error is set (APC_DAEMON_UNAVAILABLE) */
+    OUTCOME_BROKEN,         /* c's error is set (APC_EDAEMON) */
 } outcome;
 
 /* Sends all of `bytes`; 0, or the errno that ended it. */
@@ -397,7 +393,7 @@ static bool known_code(unsigned s) {
 }
 
 /* Reads a failure body (c->reply + HEADER_SIZE, `size` bytes) with `status`
- * into the handle's error: the APC code, or APC_DAEMON_UNAVAILABLE (EPROTO)
+ * into the handle's error: the APC code, or APC_EDAEMON (EPROTO)
  * when it breaks the protocol. */
 static int read_failure(apc_client *c, uint16_t status, size_t size) {
     const unsigned char *body = c->reply + HEADER_SIZE;
@@ -405,25 +401,25 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
     if (size < 10) {
         snprintf(what, sizeof what, "a failure body of %zu bytes", size);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     int64_t number = get64(body);
     unsigned count = get16(body + 8);
     size_t at = 10;
     unsigned char *out = c->fields;
     for (unsigned i = 0; i < count; i++) {
-        if (at + 2 > size) { violation(c, "a field past the end"); return APC_DAEMON_UNAVAILABLE; }
+        if (at + 2 > size) { violation(c, "a field past the end"); return APC_EDAEMON; }
         size_t n = get16(body + at);
         if (at + 2 + n > size || !valid_utf8(body + at + 2, n)) {
             violation(c, "a field past the end or not UTF-8");
-            return APC_DAEMON_UNAVAILABLE;
+            return APC_EDAEMON;
         }
         memcpy(out, body + at, 2 + n);
         out[2 + n] = 0;
         out += 2 + n + 1;
         at += 2 + n;
     }
-    if (at != size || count == 0) { violation(c, "a failure without a message"); return APC_DAEMON_UNAVAILABLE; }
+    if (at != size || count == 0) { violation(c, "a failure without a message"); return APC_EDAEMON; }
     int f = (int)count - 1;   /* fields before the message */
     const char *message = stored_field(c, f, NULL);
     int reason = 0;
@@ -443,7 +439,7 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
     if (!ok) {
         snprintf(what, sizeof what, "status %u with %d fields", (unsigned)status, f);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     int code;
     if (status == 9 || status == 10) {
@@ -454,11 +450,11 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
         code = fail(c, -(int)status, 0, "%s", message);
     } else if (!known_code(status)) {
         /* A status of a newer daemon: an error all the same. */
-        code = fail(c, APC_DAEMON_FAILED, 0, "descriptor daemon at %s: %s", c->socket_path, message);
+        code = fail(c, APC_EDAEMONFAILED, 0, "descriptor daemon at %s: %s", c->socket_path, message);
     } else {
         snprintf(what, sizeof what, "status %u, which the daemon does not send", (unsigned)status);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     c->status = status;
     c->reason = reason;
@@ -473,19 +469,19 @@ static int read_success(apc_client *c, int fd, size_t size, apc_descriptor *d) {
     if (size != SUCCESS_BODY_SIZE) {
         snprintf(what, sizeof what, "a success body of %zu bytes", size);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     int64_t offset = get64(body), length = get64(body + 8), file_size = get64(body + 16);
     if (body[24] > 1) {
         snprintf(what, sizeof what, "a descriptor source %u", (unsigned)body[24]);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     if (offset < 0 || length < 0 || file_size < 0 || offset > file_size || length > file_size - offset) {
         snprintf(what, sizeof what, "a range %lld+%lld outside a file of %lld bytes",
                  (long long)offset, (long long)length, (long long)file_size);
         violation(c, what);
-        return APC_DAEMON_UNAVAILABLE;
+        return APC_EDAEMON;
     }
     d->fd = fd;
     d->source = body[24] == 0 ? APC_SOURCE_ARCHIVE : APC_SOURCE_MEMORY;
@@ -508,35 +504,34 @@ const char *apc_version(int *major, int *minor, int *patch) {
 const char *apc_strerror(int code) {
     switch (code) {
     case APC_OK: return "success";
-    case APC_ASSET_PACK_NOT_FOUND: return "no asset pack with this ID is installed";
-    case APC_FILE_NOT_FOUND: return "no file at this path";
-    case APC_AMBIGUOUS_PATH: return "the path is in several asset packs; name one";
-    case APC_INVALID_PACK_ID: return "invalid asset pack ID";
-    case APC_INVALID_PATH: return "invalid member path";
-    case APC_CORRUPT_RECORD: return "a record in the container's index is damaged";
-    case APC_ARCHIVE_MISSING: return "an installed asset pack's archive is missing";
-    case APC_BAD_ARCHIVE: return "an asset pack file is malformed or damaged";
-    case APC_SYSTEM: return "a system call failed in the descriptor daemon";
-    case APC_INDEX: return "the container's index failed in the descriptor daemon";
-    case APC_DAEMON_UNAVAILABLE: return "the descriptor daemon is unavailable";
-    case APC_LIMIT_EXCEEDED: return "a member exceeds the container's limits";
-    case APC_PEER_NOT_ALLOWED: return "the descriptor daemon does not serve this user";
-    case APC_MALFORMED_REQUEST: return "the descriptor daemon found the request malformed";
-    case APC_REQUEST_TOO_LARGE: return "the request is longer than the descriptor daemon reads";
-    case APC_UNSUPPORTED_VERSION: return "the descriptor daemon speaks another protocol version";
-    case APC_DAEMON_BUSY: return "the descriptor daemon is busy; try again";
-    case APC_DAEMON_FAILED: return "the descriptor daemon failed";
-    case APC_INVALID_ARGUMENT: return "invalid argument";
-    case APC_NO_RESOURCES: return "out of memory or file descriptors";
+    case APC_ENOPACK: return "no asset pack with this ID is installed";
+    case APC_ENOFILE: return "no file at this path";
+    case APC_EAMBIGUOUS: return "the path is in several asset packs; name one";
+    case APC_EPACKID: return "invalid asset pack ID";
+    case APC_EPATH: return "invalid member path";
+    case APC_ECORRUPT: return "a record in the container's index is damaged";
+    case APC_EARCHIVEMISSING: return "an installed asset pack's archive is missing";
+    case APC_EBADARCHIVE: return "an asset pack file is malformed or damaged";
+    case APC_ESYSTEM: return "a system call failed (or memory ran out)";
+    case APC_EINDEX: return "the container's index failed in the descriptor daemon";
+    case APC_EDAEMON: return "the descriptor daemon is unavailable";
+    case APC_ELIMIT: return "a member exceeds the container's limits";
+    case APC_EPEER: return "the descriptor daemon does not serve this user";
+    case APC_EREQUEST: return "the descriptor daemon found the request malformed";
+    case APC_EREQUESTTOOLARGE: return "the request is longer than the descriptor daemon reads";
+    case APC_EPROTOCOL: return "the descriptor daemon speaks another protocol version";
+    case APC_EBUSY: return "the descriptor daemon is busy; try again";
+    case APC_EDAEMONFAILED: return "the descriptor daemon failed";
+    case APC_EINVAL: return "invalid argument";
     default: return "unknown error code";
     }
 }
 
 int apc_create(apc_client **client) {
-    if (client == NULL) return APC_INVALID_ARGUMENT;
+    if (client == NULL) return APC_EINVAL;
     *client = NULL;
     apc_client *c = calloc(1, sizeof *c);
-    if (c == NULL) return APC_NO_RESOURCES;
+    if (c == NULL) return APC_ESYSTEM;
     c->sock = -1;
     c->timeout_ms = APC_DEFAULT_TIMEOUT_MS;
     c->fallback = "";
@@ -546,17 +541,17 @@ int apc_create(apc_client **client) {
     c->fields = malloc(MAX_REPLY_BODY + MAX_REPLY_BODY / 2);
     if (c->request == NULL || c->reply == NULL || c->fields == NULL) {
         apc_close(c);
-        return APC_NO_RESOURCES;
+        return APC_ESYSTEM;
     }
     *client = c;
     return APC_OK;
 }
 
 int apc_set_timeout(apc_client *client, int milliseconds) {
-    if (client == NULL) return APC_INVALID_ARGUMENT;
+    if (client == NULL) return APC_EINVAL;
     clear_error(client);
     if (milliseconds < 1 && milliseconds != APC_NO_TIMEOUT)
-        return fail(client, APC_INVALID_ARGUMENT, 0, "a timeout of %d ms (1 or more, or APC_NO_TIMEOUT)", milliseconds);
+        return fail(client, APC_EINVAL, 0, "a timeout of %d ms (1 or more, or APC_NO_TIMEOUT)", milliseconds);
     client->timeout_ms = milliseconds;
     return APC_OK;
 }
@@ -564,12 +559,12 @@ int apc_set_timeout(apc_client *client, int milliseconds) {
 int apc_connect_socket(apc_client *client, const char *socket_path) { return connect_to(client, socket_path); }
 
 int apc_connect_container(apc_client *client, const char *container_path) {
-    if (client == NULL) return APC_INVALID_ARGUMENT;
+    if (client == NULL) return APC_EINVAL;
     clear_error(client);
-    if (container_path == NULL) return fail(client, APC_INVALID_ARGUMENT, 0, "no container path");
+    if (container_path == NULL) return fail(client, APC_EINVAL, 0, "no container path");
     size_t n = strlen(container_path);
     char *path = malloc(n + sizeof "/daemon.sock");
-    if (path == NULL) return no_resources(client, ENOMEM, "connect");
+    if (path == NULL) return out_of_memory(client, "connect");
     memcpy(path, container_path, n);
     memcpy(path + n, "/daemon.sock", sizeof "/daemon.sock");
     int rc = connect_to(client, path);
@@ -589,17 +584,17 @@ void apc_close(apc_client *client) {
 }
 
 int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned flags, apc_descriptor *d) {
-    if (c == NULL) return APC_INVALID_ARGUMENT;
+    if (c == NULL) return APC_EINVAL;
     clear_error(c);
     if (d == NULL || d->struct_size < DESCRIPTOR_V1_SIZE)
-        return fail(c, APC_INVALID_ARGUMENT, 0, "no apc_descriptor, or one smaller than version 1's (set struct_size)");
+        return fail(c, APC_EINVAL, 0, "no apc_descriptor, or one smaller than version 1's (set struct_size)");
     d->fd = -1;
-    if (path == NULL) return fail(c, APC_INVALID_ARGUMENT, 0, "no member path");
-    if (flags & ~APC_STANDALONE) return fail(c, APC_INVALID_ARGUMENT, 0, "unknown flags %#x", flags & ~APC_STANDALONE);
-    if (c->socket_path == NULL) return fail(c, APC_INVALID_ARGUMENT, 0, "the handle is not connected (apc_connect_socket)");
+    if (path == NULL) return fail(c, APC_EINVAL, 0, "no member path");
+    if (flags & ~APC_STANDALONE) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~APC_STANDALONE);
+    if (c->socket_path == NULL) return fail(c, APC_EINVAL, 0, "the handle is not connected (apc_connect_socket)");
     size_t pack_length = pack_id ? strlen(pack_id) : 0, path_length = strlen(path);
     if (pack_length > MAX_REQUEST_BODY || path_length > MAX_REQUEST_BODY - pack_length)
-        return fail(c, APC_REQUEST_TOO_LARGE, 0, "a request for '%s' is longer than the %d bytes the daemon reads", path, MAX_REQUEST_BODY);
+        return fail(c, APC_EREQUESTTOOLARGE, 0, "a request for '%s' is longer than the %d bytes the daemon reads", path, MAX_REQUEST_BODY);
     unsigned char *q = c->request;
     memcpy(q, request_magic, 4);
     put16(q + 4, APC_PROTOCOL_VERSION);
@@ -628,12 +623,12 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
             if (fd < 0) {
                 violation(c, "a success without a descriptor");
                 disconnect(c);
-                return APC_DAEMON_UNAVAILABLE;
+                return APC_EDAEMON;
             }
             if (read_success(c, fd, body, d) != APC_OK) {
                 close(fd);
                 disconnect(c);
-                return APC_DAEMON_UNAVAILABLE;
+                return APC_EDAEMON;
             }
             return APC_OK;
         case OUTCOME_FAILURE: {
@@ -641,10 +636,10 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
                 close(fd);
                 violation(c, "a failure with a descriptor");
                 disconnect(c);
-                return APC_DAEMON_UNAVAILABLE;
+                return APC_EDAEMON;
             }
             int rc = read_failure(c, status, body);
-            if (rc == APC_DAEMON_UNAVAILABLE) disconnect(c);
+            if (rc == APC_EDAEMON) disconnect(c);
             return rc;
         }
         case OUTCOME_CLOSED_EARLY:
@@ -661,7 +656,7 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
         case OUTCOME_CONTINUE:   /* not returned by exchange */
             if (fd >= 0) close(fd);
             disconnect(c);
-            return APC_DAEMON_UNAVAILABLE;
+            return APC_EDAEMON;
         }
     }
 }

@@ -123,11 +123,10 @@ static int api(void) {
     CHECK(strcmp(apc_version(&major, &minor, &patch), APC_VERSION_STRING) == 0);
     CHECK(major == APC_VERSION_MAJOR && minor == APC_VERSION_MINOR && patch == APC_VERSION_PATCH);
     CHECK(apc_version(NULL, NULL, NULL) != NULL);
-    static const int codes[] = {APC_OK, APC_ASSET_PACK_NOT_FOUND, APC_FILE_NOT_FOUND, APC_AMBIGUOUS_PATH,
-        APC_INVALID_PACK_ID, APC_INVALID_PATH, APC_CORRUPT_RECORD, APC_ARCHIVE_MISSING, APC_BAD_ARCHIVE, APC_SYSTEM,
-        APC_INDEX, APC_DAEMON_UNAVAILABLE, APC_LIMIT_EXCEEDED, APC_PEER_NOT_ALLOWED, APC_MALFORMED_REQUEST,
-        APC_REQUEST_TOO_LARGE, APC_UNSUPPORTED_VERSION, APC_DAEMON_BUSY, APC_DAEMON_FAILED, APC_INVALID_ARGUMENT,
-        APC_NO_RESOURCES};
+    static const int codes[] = {APC_OK, APC_ENOPACK, APC_ENOFILE, APC_EAMBIGUOUS,
+        APC_EPACKID, APC_EPATH, APC_ECORRUPT, APC_EARCHIVEMISSING, APC_EBADARCHIVE, APC_ESYSTEM,
+        APC_EINDEX, APC_EDAEMON, APC_ELIMIT, APC_EPEER, APC_EREQUEST,
+        APC_EREQUESTTOOLARGE, APC_EPROTOCOL, APC_EBUSY, APC_EDAEMONFAILED, APC_EINVAL};
     const size_t count = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < count; i++) {
         CHECK(strcmp(apc_strerror(codes[i]), "unknown error code") != 0);
@@ -136,46 +135,46 @@ static int api(void) {
     CHECK(strcmp(apc_strerror(-12345), "unknown error code") == 0);
     CHECK(strcmp(apc_strerror(7), "unknown error code") == 0);
 
-    CHECK(apc_create(NULL) == APC_INVALID_ARGUMENT);
+    CHECK(apc_create(NULL) == APC_EINVAL);
     apc_client *c = NULL;
     CHECK(apc_create(&c) == APC_OK && c != NULL);
     apc_descriptor d = APC_DESCRIPTOR_INIT;
     CHECK(d.struct_size == sizeof d && d.fd == -1);
     /* Never connected. */
-    CHECK(apc_request(c, NULL, "a", 0, &d) == APC_INVALID_ARGUMENT && d.fd == -1);
+    CHECK(apc_request(c, NULL, "a", 0, &d) == APC_EINVAL && d.fd == -1);
     CHECK(strstr(apc_message(c), "not connected") != NULL);
-    CHECK(apc_set_timeout(c, 0) == APC_INVALID_ARGUMENT);
+    CHECK(apc_set_timeout(c, 0) == APC_EINVAL);
     CHECK(strstr(apc_message(c), "a timeout of 0 ms") != NULL);
-    CHECK(apc_set_timeout(c, -2) == APC_INVALID_ARGUMENT);
+    CHECK(apc_set_timeout(c, -2) == APC_EINVAL);
     CHECK(apc_set_timeout(c, APC_NO_TIMEOUT) == APC_OK && apc_message(c)[0] == '\0');
     CHECK(apc_set_timeout(c, 1) == APC_OK);
-    CHECK(apc_set_timeout(NULL, 1) == APC_INVALID_ARGUMENT);
-    CHECK(apc_connect_socket(c, NULL) == APC_INVALID_ARGUMENT);
-    CHECK(apc_connect_container(c, NULL) == APC_INVALID_ARGUMENT);
-    CHECK(apc_connect_socket(NULL, "/x") == APC_INVALID_ARGUMENT);
-    CHECK(apc_request(NULL, NULL, "a", 0, &d) == APC_INVALID_ARGUMENT);
+    CHECK(apc_set_timeout(NULL, 1) == APC_EINVAL);
+    CHECK(apc_connect_socket(c, NULL) == APC_EINVAL);
+    CHECK(apc_connect_container(c, NULL) == APC_EINVAL);
+    CHECK(apc_connect_socket(NULL, "/x") == APC_EINVAL);
+    CHECK(apc_request(NULL, NULL, "a", 0, &d) == APC_EINVAL);
     /* A failed connect still names the socket, so requests may follow (and fail the same way). */
-    CHECK(apc_connect_socket(c, "/nonexistent/daemon.sock") == APC_DAEMON_UNAVAILABLE);
+    CHECK(apc_connect_socket(c, "/nonexistent/daemon.sock") == APC_EDAEMON);
     CHECK(apc_error_number(c) == ENOENT);
-    CHECK(apc_request(c, NULL, NULL, 0, &d) == APC_INVALID_ARGUMENT);
-    CHECK(apc_request(c, NULL, "a", 0, NULL) == APC_INVALID_ARGUMENT);
-    CHECK(apc_request(c, NULL, "a", 2, &d) == APC_INVALID_ARGUMENT);
+    CHECK(apc_request(c, NULL, NULL, 0, &d) == APC_EINVAL);
+    CHECK(apc_request(c, NULL, "a", 0, NULL) == APC_EINVAL);
+    CHECK(apc_request(c, NULL, "a", 2, &d) == APC_EINVAL);
     CHECK(strstr(apc_message(c), "unknown flags 0x2") != NULL);
     apc_descriptor small = APC_DESCRIPTOR_INIT;
     small.struct_size = sizeof(size_t) + sizeof(int);
-    CHECK(apc_request(c, NULL, "a", 0, &small) == APC_INVALID_ARGUMENT);
+    CHECK(apc_request(c, NULL, "a", 0, &small) == APC_EINVAL);
     CHECK(strstr(apc_message(c), "struct_size") != NULL);
     /* Longer than the daemon reads: refused before sending. */
     char *huge = malloc(8194);
     memset(huge, 'a', 8193);
     huge[8193] = 0;
-    CHECK(apc_request(c, NULL, huge, 0, &d) == APC_REQUEST_TOO_LARGE);
-    CHECK(apc_request(c, "p", huge + 1, 0, &d) == APC_REQUEST_TOO_LARGE);
+    CHECK(apc_request(c, NULL, huge, 0, &d) == APC_EREQUESTTOOLARGE);
+    CHECK(apc_request(c, "p", huge + 1, 0, &d) == APC_EREQUESTTOOLARGE);
     CHECK(strstr(apc_message(c), "longer than the 8192 bytes") != NULL);
     CHECK(apc_error_status(c) == 0 && apc_error_field_count(c) == 0 && apc_error_field(c, 0) == NULL);
     free(huge);
     /* A request on it tries to connect, and fails as the connect did. */
-    CHECK(apc_request(c, "p", "a", 0, &d) == APC_DAEMON_UNAVAILABLE && apc_error_number(c) == ENOENT);
+    CHECK(apc_request(c, "p", "a", 0, &d) == APC_EDAEMON && apc_error_number(c) == ENOENT);
     CHECK(strcmp(apc_message(c), "descriptor daemon at /nonexistent/daemon.sock is unavailable: connect: No such file or directory") == 0);
     CHECK(apc_error_field(c, -1) == NULL && apc_error_field(NULL, 0) == NULL && apc_error_field_count(NULL) == 0);
     CHECK(apc_message(NULL) != NULL);
@@ -265,7 +264,7 @@ static int cycles(int argc, char **argv) {
             close(d.fd);
         }
         apc_descriptor missing = APC_DESCRIPTOR_INIT;
-        CHECK(apc_request(c, pack, "no/such/member", 0, &missing) == APC_FILE_NOT_FOUND && missing.fd == -1);
+        CHECK(apc_request(c, pack, "no/such/member", 0, &missing) == APC_ENOFILE && missing.fd == -1);
         CHECK(apc_error_field_count(c) == 2 && !strcmp(apc_error_field(c, 0), "no/such/member") && !strcmp(apc_error_field(c, 1), pack));
         requests++;
     }
@@ -457,7 +456,7 @@ static int fuzz(int argc, char **argv) {
         } else {
             int known = (rc <= -1 && rc >= -10) || rc == -23 || rc == -24 || (rc <= -64 && rc >= -69);
             CHECK(known && d.fd == -1 && apc_message(c)[0] != '\0');
-            CHECK(rc != APC_DAEMON_UNAVAILABLE || apc_error_number(c) != 0);
+            CHECK(rc != APC_EDAEMON || apc_error_number(c) != 0);
             for (int k = 0; k < apc_error_field_count(c); k++) CHECK(apc_error_field(c, k) != NULL);
             if (failures) fprintf(stderr, "client-check: round %ld: %d %s\n", i, rc, apc_message(c));
         }

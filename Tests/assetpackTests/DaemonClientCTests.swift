@@ -164,7 +164,7 @@ import TestSupport
         for program in [b.check, b.sanitizedCheck] {
             let r = try Program.run(program, ["api"])
             #expect(r.status == 0, "\(program): \(r.out)\(r.stderr)")
-            #expect(r.out == "api checks=21 failures=0\n")
+            #expect(r.out == "api checks=20 failures=0\n")
         }
     }
 

@@ -29,10 +29,10 @@
  *  @par Errors
  *  Every function that can fail returns 0 on success and a negative `APC_*`
  *  code on failure. The codes are the negated `AssetPackError.Code` values of
- *  the Swift API — the statuses the daemon sends — so `APC_FILE_NOT_FOUND`
+ *  the Swift API — the statuses the daemon sends — so `APC_ENOFILE`
  *  here is `fileNotFound` (2) there; the few the client alone reports
- *  (`APC_INVALID_ARGUMENT`) lie at -1000 and below and never travel on the
- *  wire. After a failure on a handle, apc_message() is one line a person can
+ *  (`APC_EINVAL`) lie at -100 and below, as in libassetpacks (`AP_EINVAL`), and
+ *  never travel on the wire. After a failure on a handle, apc_message() is one line a person can
  *  act on (the daemon's own message when the daemon answered),
  *  apc_error_number() the `errno` behind it, and apc_error_field() the
  *  fields the daemon sent with it (the pack, the path, ...).
@@ -103,63 +103,61 @@ APC_API const char *apc_version(int *major, int *minor, int *patch);
 /** @defgroup errors Error codes
  *
  *  0 is success; every failure is one of these negative values. Codes
- *  -1 ... -999 are the negated statuses of the daemon (`AssetPackError.Code`
+ *  -1 ... -99 are the negated statuses of the daemon (`AssetPackError.Code`
  *  in the Swift API, one table for the Swift API, the wire and the C
  *  libraries); the fields listed are what apc_error_field() returns, in order.
  *  @{ */
 /** Success. */
 #define APC_OK 0
 /** No pack with this ID is installed. Fields: the pack ID. */
-#define APC_ASSET_PACK_NOT_FOUND (-1)
+#define APC_ENOPACK (-1)
 /** No member at this path. Fields: the path, then the pack when one was named. */
-#define APC_FILE_NOT_FOUND (-2)
+#define APC_ENOFILE (-2)
 /** A lookup without a pack ID matched members of several packs. Fields: the path, then each pack. */
-#define APC_AMBIGUOUS_PATH (-3)
+#define APC_EAMBIGUOUS (-3)
 /** A pack ID that no pack may have. Fields: the ID, the reason (apc_error_reason()). */
-#define APC_INVALID_PACK_ID (-4)
+#define APC_EPACKID (-4)
 /** A member path the container's index cannot hold. Fields: the path, the reason. */
-#define APC_INVALID_PATH (-5)
+#define APC_EPATH (-5)
 /** A record in the container's index is damaged. Fields: the pack, the reason, and the member when known. */
-#define APC_CORRUPT_RECORD (-6)
+#define APC_ECORRUPT (-6)
 /** The archive an installed pack's record names is gone. Fields: the pack, the archive's path. */
-#define APC_ARCHIVE_MISSING (-7)
+#define APC_EARCHIVEMISSING (-7)
 /** A pack file is malformed or its data damaged. Fields: the archive, the member (empty when none), the reason. */
-#define APC_BAD_ARCHIVE (-8)
-/** A system call failed in the daemon; apc_error_number() is its errno. Fields: the path, when known. */
-#define APC_SYSTEM (-9)
+#define APC_EBADARCHIVE (-8)
+/** A system call failed in the daemon; apc_error_number() is its errno. Fields: the path, when known.
+ *  Also memory running out in this process (ENOMEM, no fields). */
+#define APC_ESYSTEM (-9)
 /** The container's index (LMDB) failed in the daemon; apc_error_number() is LMDB's code. Fields: the path, when known. */
-#define APC_INDEX (-10)
+#define APC_EINDEX (-10)
 /** No daemon could be reached at the socket, the connection broke, no answer
  *  came within the timeout, or the reply broke the protocol.
  *  apc_error_number() says which: ENOENT or ECONNREFUSED (no daemon), EACCES
  *  (the socket may not be reached), ENAMETOOLONG (the socket's path is longer
  *  than a Unix socket address holds), ECONNRESET (the connection
  *  broke), ETIMEDOUT (no answer in time), EPROTO (a malformed reply). No fields. */
-#define APC_DAEMON_UNAVAILABLE (-23)
+#define APC_EDAEMON (-23)
 /** A member is larger (or more compressed) than the container's limits allow.
  *  Fields: the archive, the member (empty when none), the reason, the pack (empty when none). */
-#define APC_LIMIT_EXCEEDED (-24)
+#define APC_ELIMIT (-24)
 /** The daemon refused this process (its uid and gid, checked with SO_PEERCRED). No fields. */
-#define APC_PEER_NOT_ALLOWED (-64)
+#define APC_EPEER (-64)
 /** The daemon found the request malformed (a member path that is not UTF-8, for one). No fields. */
-#define APC_MALFORMED_REQUEST (-65)
+#define APC_EREQUEST (-65)
 /** The request is longer than the daemon reads (pack ID and path over 8192 bytes); the
  *  library refuses it before sending. No fields. */
-#define APC_REQUEST_TOO_LARGE (-66)
+#define APC_EREQUESTTOOLARGE (-66)
 /** The daemon speaks another protocol version. No fields. */
-#define APC_UNSUPPORTED_VERSION (-67)
+#define APC_EPROTOCOL (-67)
 /** The daemon has no room for the connection or request (too many connections, or the
  *  user's memory-file budget is spent); try again later. No fields. */
-#define APC_DAEMON_BUSY (-68)
+#define APC_EBUSY (-68)
 /** The daemon failed in a way that has no code of its own, or answered with a status
  *  this library does not know (apc_error_status() gives it). Fields: as the daemon sent them. */
-#define APC_DAEMON_FAILED (-69)
+#define APC_EDAEMONFAILED (-69)
 /** Client only: a NULL handle, path or output, a timeout below -1, unknown flags, or a
  *  request on a handle that was never connected. Nothing was sent. */
-#define APC_INVALID_ARGUMENT (-1000)
-/** Client only: memory or descriptors ran out in this process (apc_error_number() is
- *  ENOMEM, EMFILE or ENFILE). */
-#define APC_NO_RESOURCES (-1001)
+#define APC_EINVAL (-100)
 
 /** @brief A static, one-line English description of an error code.
  *
@@ -184,8 +182,8 @@ typedef struct apc_client apc_client;
 /** @brief Makes a handle that is not yet connected.
  *
  *  @param[out] client  the new handle, or NULL on failure. Release it with apc_close().
- *  @return 0; APC_INVALID_ARGUMENT when @p client is NULL; APC_NO_RESOURCES
- *          when memory runs out. */
+ *  @return 0; APC_EINVAL when @p client is NULL; APC_ESYSTEM when memory
+ *          runs out. */
 APC_API int apc_create(apc_client **client);
 
 /** @brief Sets how long one call may wait for the daemon.
@@ -194,7 +192,7 @@ APC_API int apc_create(apc_client **client);
  *  sending the request and receiving the reply, including a reconnection.
  *  @param client  the handle.
  *  @param milliseconds  1 or more, or APC_NO_TIMEOUT.
- *  @return 0, or APC_INVALID_ARGUMENT. */
+ *  @return 0, or APC_EINVAL. */
 APC_API int apc_set_timeout(apc_client *client, int milliseconds);
 
 /** @brief Connects to the daemon listening at the Unix socket @p socket_path.
@@ -206,10 +204,10 @@ APC_API int apc_set_timeout(apc_client *client, int milliseconds);
  *  connection first.
  *  @param client  the handle.
  *  @param socket_path  the socket's path, shorter than 108 bytes (sun_path).
- *  @return 0; APC_DAEMON_UNAVAILABLE when no daemon listens there (errno
+ *  @return 0; APC_EDAEMON when no daemon listens there (errno
  *          ENOENT, ECONNREFUSED), the socket may not be reached (EACCES), the
  *          path is too long (ENAMETOOLONG) or the time ran out (ETIMEDOUT);
- *          APC_NO_RESOURCES; APC_INVALID_ARGUMENT. */
+ *          APC_ESYSTEM (ENOMEM) when memory runs out; APC_EINVAL. */
 APC_API int apc_connect_socket(apc_client *client, const char *socket_path);
 
 /** @brief Connects to the daemon serving the container at @p container_path:
@@ -277,13 +275,13 @@ typedef struct apc_descriptor {
  *  @param flags    0 or APC_STANDALONE.
  *  @param[in,out] descriptor  @c struct_size set by the caller; filled on success,
  *                  @c fd set to -1 on failure.
- *  @return 0, and the caller owns @c descriptor->fd; or APC_ASSET_PACK_NOT_FOUND,
- *          APC_FILE_NOT_FOUND, APC_AMBIGUOUS_PATH, APC_INVALID_PACK_ID, APC_INVALID_PATH,
- *          APC_CORRUPT_RECORD, APC_ARCHIVE_MISSING, APC_BAD_ARCHIVE, APC_LIMIT_EXCEEDED,
- *          APC_SYSTEM, APC_INDEX as the daemon met them; a refusal (APC_PEER_NOT_ALLOWED,
- *          APC_MALFORMED_REQUEST, APC_REQUEST_TOO_LARGE, APC_UNSUPPORTED_VERSION,
- *          APC_DAEMON_BUSY, APC_DAEMON_FAILED); APC_DAEMON_UNAVAILABLE; APC_NO_RESOURCES;
- *          APC_INVALID_ARGUMENT (no path or descriptor, unknown flags, a @c struct_size
+ *  @return 0, and the caller owns @c descriptor->fd; or APC_ENOPACK,
+ *          APC_ENOFILE, APC_EAMBIGUOUS, APC_EPACKID, APC_EPATH,
+ *          APC_ECORRUPT, APC_EARCHIVEMISSING, APC_EBADARCHIVE, APC_ELIMIT,
+ *          APC_ESYSTEM, APC_EINDEX as the daemon met them; a refusal (APC_EPEER,
+ *          APC_EREQUEST, APC_EREQUESTTOOLARGE, APC_EPROTOCOL,
+ *          APC_EBUSY, APC_EDAEMONFAILED); APC_EDAEMON;
+ *          APC_EINVAL (no path or descriptor, unknown flags, a @c struct_size
  *          smaller than version 1's apc_descriptor, a handle never connected). */
 APC_API int apc_request(apc_client *client, const char *pack_id, const char *path, unsigned flags,
                         apc_descriptor *descriptor);
@@ -303,8 +301,8 @@ APC_API int apc_request(apc_client *client, const char *pack_id, const char *pat
 APC_API const char *apc_message(const apc_client *client);
 
 /** @brief The `errno` behind the last error (ENOENT, ETIMEDOUT, EPROTO, ... for
- *  APC_DAEMON_UNAVAILABLE; the daemon's errno or LMDB code for APC_SYSTEM and
- *  APC_INDEX), or 0. */
+ *  APC_EDAEMON; the daemon's errno or LMDB code for APC_ESYSTEM and
+ *  APC_EINDEX), or 0. */
 APC_API int apc_error_number(const apc_client *client);
 
 /** @brief The status the daemon answered with (the positive code), or 0 when the
@@ -320,7 +318,7 @@ APC_API int apc_error_field_count(const apc_client *client);
 APC_API const char *apc_error_field(const apc_client *client, int index);
 
 /** @brief The reason of the last error (an `AssetPackError.Reason` value, such as
- *  102 "bad first character" for APC_INVALID_PACK_ID), or 0 when it has none. */
+ *  102 "bad first character" for APC_EPACKID), or 0 when it has none. */
 APC_API int apc_error_reason(const apc_client *client);
 /** @} */
 
