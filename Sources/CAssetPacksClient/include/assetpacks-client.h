@@ -29,13 +29,14 @@
  *  @par Errors
  *  Every function that can fail returns 0 on success and a negative `APC_*`
  *  code on failure. The codes are the negated `AssetPackError.Code` values of
- *  the Swift API — the statuses the daemon sends — so `APC_ENOFILE`
- *  here is `fileNotFound` (2) there; the few the client alone reports
- *  (`APC_EINVAL`) lie at -100 and below, as in libassetpacks (`AP_EINVAL`), and
- *  never travel on the wire. After a failure on a handle, apc_message() is one line a person can
- *  act on (the daemon's own message when the daemon answered),
- *  apc_error_number() the `errno` behind it, and apc_error_field() the
- *  fields the daemon sent with it (the pack, the path, ...).
+ *  the Swift API — the statuses the daemon sends — and are named as in
+ *  libassetpacks: `APC_ENOFILE` (-2) here is `AP_ENOFILE` there and
+ *  `fileNotFound` (2) in Swift. The one the client alone reports, `APC_EINVAL`,
+ *  is -100, as `AP_EINVAL`, and never travels on the wire. After a failure on
+ *  a handle, apc_message() is one line a person can act on (the daemon's own
+ *  message when the daemon answered), apc_error_number() the `errno` behind
+ *  it, and apc_error_field() the fields the daemon sent with it (the pack,
+ *  the path, ...).
  *
  *  @par Ownership
  *  The caller owns every descriptor the library returns (apc_descriptor.fd)
@@ -134,8 +135,9 @@ APC_API const char *apc_version(int *major, int *minor, int *patch);
  *  came within the timeout, or the reply broke the protocol.
  *  apc_error_number() says which: ENOENT or ECONNREFUSED (no daemon), EACCES
  *  (the socket may not be reached), ENAMETOOLONG (the socket's path is longer
- *  than a Unix socket address holds), ECONNRESET (the connection
- *  broke), ETIMEDOUT (no answer in time), EPROTO (a malformed reply). No fields. */
+ *  than a Unix socket address holds), ECONNRESET (the connection broke),
+ *  ETIMEDOUT (no answer in time), EPROTO (a malformed reply), or what socket(2)
+ *  failed with (EMFILE, ...). No fields. */
 #define APC_EDAEMON (-23)
 /** A member is larger (or more compressed) than the container's limits allow.
  *  Fields: the archive, the member (empty when none), the reason, the pack (empty when none). */
