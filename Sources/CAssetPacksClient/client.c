@@ -125,14 +125,12 @@ static int remaining_ms(int64_t deadline) {
     return left <= 0 ? 0 : left > 1000000000 ? 1000000000 : (int)left;
 }
 
-/* Waits until `sock` is ready for `events` or the deadline passes.
- * 0 when ready, else an errno (ETIMEDOUT, or poll's). */
+/* Waits until `sock` is ready for `events` or the deadline passes (a deadline
+ * already past still looks once). 0 when ready, else an errno (ETIMEDOUT, or poll's). */
 static int wait_for(int sock, short events, int64_t deadline) {
     for (;;) {
         struct pollfd p = {.fd = sock, .events = events};
-        int left = remaining_ms(deadline);
-        if (left == 0) return ETIMEDOUT;
-        int n = poll(&p, 1, left);
+        int n = poll(&p, 1, remaining_ms(deadline));
         if (n > 0) return 0;
         if (n == 0) return ETIMEDOUT;
         if (errno != EINTR) return errno;
@@ -157,9 +155,10 @@ static int open_connection(apc_client *c, int64_t deadline) {
     /* A Unix socket's connect waits (for room in the listener's backlog) up to
      * SO_SNDTIMEO, so a blocking connect bounded by it, then non-blocking I/O. */
     int e = 0;
-    for (;;) {
+    for (bool first = true;; first = false) {
         int left = remaining_ms(deadline);
-        if (left == 0) { e = ETIMEDOUT; break; }
+        if (left == 0 && !first) { e = ETIMEDOUT; break; }
+        if (left == 0) left = 1;   /* one try even when the deadline has passed (0 would be "none") */
         struct timeval tv = {.tv_sec = left < 0 ? 0 : left / 1000, .tv_usec = left < 0 ? 0 : (left % 1000) * 1000};
         if (setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) { e = errno; break; }
         if (connect(sock, (const struct sockaddr *)&address, sizeof address) == 0) break;
