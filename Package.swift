@@ -19,6 +19,10 @@ let package = Package(
         .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // The syscalls Swift should not spell itself.
         .target(name: "CAssetShim"),
+        // libassetpacks-client: the daemon's protocol in plain C, libc only. Built here so
+        // that `swift build` compiles it; no Swift target links it (scripts/build-c-client
+        // makes the library).
+        .target(name: "CAssetPacksClient"),
 
         .target(name: "AssetSystem", dependencies: ["CAssetShim"]),
         // JSON of the project's own: manifests, recorded manifests, catalogs.

@@ -1,0 +1,250 @@
+import Foundation
+import Testing
+import Synchronization
+@testable import AssetPacks
+import AssetSystem
+import TestSupport
+
+/// libassetpacks-client against a daemon that breaks the protocol, in a
+/// thread of the test process: the C client (in its own process, see
+/// ``DaemonClientCTests``) must refuse each reply with `EPROTO`, close every
+/// descriptor that came with it, and agree with the Swift client.
+@Suite(.serialized) struct DaemonClientFakeDaemonTests {
+    /// What the fake daemon does on one connection, once it has read the request.
+    enum Act: Sendable {
+        /// Sends each piece with its own `sendmsg`, with the descriptor of
+        /// the file at the path attached when one is given, then closes.
+        case reply([(bytes: [UInt8], passing: String?)])
+        /// Closes without a word.
+        case close
+        /// Says nothing until the client goes.
+        case silence
+    }
+
+    /// Listens at `path` and serves one act per connection, in order.
+    final class FakeDaemon: Sendable {
+        private final class Listener: Sendable {
+            let socket: UnixListener
+            init(_ socket: consuming UnixListener) { self.socket = socket }
+        }
+
+        let path: String
+        private let listener: Listener
+        private let stopped = Atomic<Bool>(false)
+        private let served = Atomic<Int>(0)
+        private let finished = DispatchSemaphore(value: 0)
+
+        init(_ path: String, _ acts: [Act]) throws {
+            self.path = path
+            listener = Listener(try UnixListener(path: path))
+            Thread { [self] in
+                defer { finished.signal() }
+                for act in acts { guard serveOne(act) else { return } }
+            }.start()
+        }
+
+        /// How many connections it has served.
+        var connections: Int { served.load(ordering: .acquiring) }
+
+        /// Stops accepting and waits for the thread (it polls, so within a moment).
+        func stop() {
+            stopped.store(true, ordering: .releasing)
+            #expect(finished.wait(timeout: .now() + 30) == .success, "the fake daemon did not stop")
+        }
+
+        private func serveOne(_ act: Act) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            let fd = listener.socket.descriptor.rawValue
+            while (try? Poll.readable([fd], timeout: 0.05))?.isEmpty ?? true {
+                if stopped.load(ordering: .acquiring) || Date() > deadline { return false }
+            }
+            do {
+                serve(try accept(), act)
+                return true
+            } catch {
+                return false
+            }
+        }
+
+        private func accept() throws(Errno) -> UnixSocket {
+            let connection = try listener.socket.accept()
+            try connection.setTimeouts(milliseconds: 30_000)
+            return connection
+        }
+
+        private func serve(_ connection: consuming UnixSocket, _ act: Act) {
+            served.add(1, ordering: .releasing)
+            // The whole request first, so that nothing is left unread at the close.
+            guard let header = try? Self.read(16, from: connection), header.count == 16 else { return }
+            let length = Int(header[8]) | Int(header[9]) << 8 | Int(header[10]) << 16 | Int(header[11]) << 24
+            _ = try? Self.read(length, from: connection)
+            switch act {
+            case .reply(let pieces):
+                for piece in pieces {
+                    do {
+                        if let path = piece.passing {
+                            let file = try FileDescriptor.open(path)
+                            try connection.sendAll(piece.bytes, passing: file.rawValue)
+                        } else {
+                            try connection.sendAll(piece.bytes)
+                        }
+                    } catch {
+                        break
+                    }
+                }
+            case .close:
+                break
+            case .silence:
+                while !stopped.load(ordering: .acquiring) {
+                    guard let count = try? connection.receive(upTo: 64).bytes.count, count > 0 else { break }
+                }
+            }
+        }
+
+        private static func read(_ count: Int, from socket: borrowing UnixSocket) throws -> [UInt8] {
+            var got: [UInt8] = []
+            while got.count < count {
+                let m = try socket.receive(upTo: count - got.count)
+                if m.bytes.isEmpty { break }
+                got += m.bytes
+            }
+            return got
+        }
+    }
+
+    static func replyHeader(magic: String = "APDR", version: UInt16 = 1, status: UInt16, length: Int) -> [UInt8] {
+        var h = Array(magic.utf8)
+        h.appendLittleEndian(version)
+        h.appendLittleEndian(status)
+        h.appendLittleEndian(UInt32(length))
+        h.appendLittleEndian(UInt32(0))
+        return h
+    }
+
+    static func successBody(offset: Int64 = 0, length: Int64 = 10, size: Int64 = 10, source: UInt8 = 0) -> [UInt8] {
+        var b: [UInt8] = []
+        for v in [offset, length, size] { b.appendLittleEndian(v) }
+        b += [source, 0, 0, 0]
+        b.appendLittleEndian(UInt32(0))
+        return b
+    }
+
+    static func failureBody(_ fields: [[UInt8]], count: UInt16? = nil) -> [UInt8] {
+        var b: [UInt8] = []
+        b.appendLittleEndian(Int64(0))
+        b.appendLittleEndian(count ?? UInt16(fields.count))
+        for f in fields { b.appendLittleEndian(UInt16(f.count)); b += f }
+        return b
+    }
+
+    /// One reply of header and body in one piece, with the file at `passing` attached.
+    static func whole(status: UInt16, _ body: [UInt8], passing: String? = nil) -> Act {
+        .reply([(replyHeader(status: status, length: body.count) + body, passing)])
+    }
+
+    @Test(.timeLimit(.minutes(2))) func malformedRepliesAreRefusedAndTheirDescriptorsClosed() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-fake")
+        let file = try s.write("file", [UInt8](repeating: 7, count: 100))
+        let message = Array("no".utf8)
+        let success = Self.successBody()
+        let cases: [(what: String, act: Act)] = [
+            ("bad magic", .reply([(Self.replyHeader(magic: "XXXX", status: 0, length: 32) + success, file)])),
+            ("protocol version 2", .reply([(Self.replyHeader(version: 2, status: 0, length: 32) + success, file)])),
+            ("a body of 65537 bytes", .reply([(Self.replyHeader(status: 2, length: 65537), nil)])),
+            ("a success without a descriptor", Self.whole(status: 0, success)),
+            ("a failure with a descriptor", Self.whole(status: 2, Self.failureBody([Array("p".utf8), message]), passing: file)),
+            ("two descriptors in one reply", .reply([(Self.replyHeader(status: 0, length: 32), file), (success, file)])),
+            ("a success body of 16 bytes", Self.whole(status: 0, Array(success.prefix(16)), passing: file)),
+            ("a range 8+10 outside a file of 10 bytes", Self.whole(status: 0, Self.successBody(offset: 8), passing: file)),
+            ("a descriptor source 2", Self.whole(status: 0, Self.successBody(source: 2), passing: file)),
+            ("a field past the end", Self.whole(status: 1, Self.failureBody([message], count: 2))),
+            ("a field past the end or not UTF-8", Self.whole(status: 1, Self.failureBody([[0xff], message]))),
+            ("a field past the end or not UTF-8", Self.whole(status: 1, Self.failureBody([[0xed, 0xa0, 0x80], message]))),
+            ("a failure without a message", Self.whole(status: 1, Self.failureBody([]))),
+            ("a failure body of 4 bytes", Self.whole(status: 1, [0, 0, 0, 0])),
+            ("status 2 with 0 fields", Self.whole(status: 2, Self.failureBody([message]))),
+            ("status 4 with 2 fields", Self.whole(status: 4, Self.failureBody([Array("x".utf8), Array("r".utf8), message]))),
+            ("status 16, which the daemon does not send", Self.whole(status: 16, Self.failureBody([message]))),
+            ("the reply ended after 26 bytes", .reply([(Self.replyHeader(status: 0, length: 32) + success.prefix(10), file)])),
+        ]
+        for c in cases {
+            // The C client, then the Swift client, each on a connection of its own.
+            let fake = try FakeDaemon(s.file("fake.sock"), [c.act, c.act])
+            defer { fake.stop(); unlink(fake.path) }
+            let a = try DaemonClientCTests.get(b, ["--socket", fake.path], ["--pack", "p", "m"])
+            #expect(a.rc == -23 && a.errno == EPROTO && a["status"] == "0" && a.fields.isEmpty, "\(c.what): \(a.values)")
+            let prefix = "descriptor daemon at \(fake.path) is unavailable: read reply: the daemon sent \(c.what)"
+            #expect(a["message"]?.hasPrefix(prefix) == true && a["message"]?.hasSuffix(": Protocol error") == true,
+                    "\(c.what): \(a["message"] ?? "")")
+            do {
+                _ = try AssetPackClient(socketPath: fake.path).descriptor(for: "m", searchingInAssetPackWithID: "p")
+                Issue.record("\(c.what): the Swift client accepted it")
+            } catch {
+                #expect(error.code == .daemonUnavailable && error.systemError == EPROTO, "\(c.what): \(error)")
+                if !c.what.hasPrefix("a descriptor source") { #expect(error.message == a["message"], "\(c.what)") }
+            }
+        }
+    }
+
+    /// Replies mutated at random from valid ones (client-check's own server
+    /// thread, so that 10,000 of them take a moment), under AddressSanitizer:
+    /// each is a consistent success or one of the codes, never a crash, a
+    /// leak, or a descriptor left open.
+    @Test(.timeLimit(.minutes(2))) func randomlyBrokenRepliesNeverCrashOrLeak() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-fuzz")
+        let rounds = ProcessInfo.processInfo.environment["ASSETPACKS_SOAK"] == "1" ? 200_000 : 10_000
+        for seed in [1, 2, 3] {
+            var env = ProcessInfo.processInfo.environment
+            env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+            let r = try Program.run(b.sanitizedCheck, ["fuzz", s.file("fuzz-\(seed).sock"), String(rounds), String(seed)], environment: env)
+            #expect(r.status == 0 && r.stderr.isEmpty, "seed \(seed): \(r.out)\(r.stderr)")
+            let successes = r.out.split(separator: "\n").first { $0.hasPrefix("successes=") }.flatMap { Int($0.dropFirst(10)) } ?? 0
+            // Some survive the mutations, most do not.
+            #expect(successes > rounds / 50 && successes < rounds / 2, "\(r.out)")
+            #expect(r.out.hasPrefix("requests=\(rounds)\n") && r.out.hasSuffix("leaked=0\nfailures=0\n"), "\(r.out)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aStatusOfANewerDaemonIsAnError() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-future")
+        let fake = try FakeDaemon(s.file("fake.sock"), [Self.whole(status: 200, Self.failureBody([Array("f".utf8), Array("a future error".utf8)]))])
+        defer { fake.stop() }
+        let a = try DaemonClientCTests.get(b, ["--socket", fake.path], ["m"])
+        #expect(a.rc == -69 && a["status"] == "200" && a.fields == ["f"], "\(a.values)")
+        #expect(a["message"] == "descriptor daemon at \(fake.path): a future error")
+    }
+
+    /// The connection closed before any reply: asked once more on a new
+    /// connection, then unavailable; silence: unavailable once the timeout passes.
+    @Test(.timeLimit(.minutes(1))) func closedConnectionsAreRetriedOnceAndSilenceTimesOut() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-silence")
+        let closing = try FakeDaemon(s.file("closing.sock"), [.close, .close, .close])
+        let a = try DaemonClientCTests.get(b, ["--socket", closing.path], ["m"])
+        #expect(a.rc == -23 && a.errno == ECONNRESET, "\(a.values)")
+        #expect(a["message"] == "descriptor daemon at \(closing.path) is unavailable: read reply: the daemon closed the connection: Connection reset by peer")
+        #expect(closing.connections == 2)
+        closing.stop()
+        // Closed once (an idle connection the daemon dropped), then answered.
+        let once = try FakeDaemon(s.file("once.sock"), [.close, Self.whole(status: 1, Self.failureBody([Array("p".utf8), Array("gone".utf8)]))])
+        let retried = try DaemonClientCTests.get(b, ["--socket", once.path], ["--pack", "p", "m"])
+        #expect(retried.rc == -1 && retried["message"] == "gone" && once.connections == 2, "\(retried.values)")
+        once.stop()
+
+        // Silence: the timeout, however often a signal interrupts the wait.
+        let silent = try FakeDaemon(s.file("silent.sock"), [.silence, .silence])
+        defer { silent.stop() }
+        for interrupt in [[], ["--interrupt"]] {
+            let started = Date()
+            let t = try DaemonClientCTests.get(b, ["--socket", silent.path], ["--timeout", "300", "m"] + interrupt)
+            let took = Date().timeIntervalSince(started)
+            #expect(t.rc == -23 && t.errno == ETIMEDOUT, "\(t.values)")
+            #expect(t["message"] == "descriptor daemon at \(silent.path) is unavailable: read reply: no answer within 0.300 s: Connection timed out")
+            #expect(took >= 0.29 && took < 30, "took \(took) s")
+            #expect(interrupt.isEmpty ? t["signals"] == "0" : Int(t["signals"] ?? "") ?? 0 > 2, "\(t.values)")
+        }
+    }
+}
