@@ -177,7 +177,9 @@ enum DaemonReply {
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
-            guard let error = downloadError(code, number: number, fields: f, message: message) else { return bad }
+            guard let error = downloadError(code, number: number, fields: f, message: message) else {
+                return .failure(.init("status \(status), which the daemon does not send"))
+            }
             e = error
         }
         return .success(e)
