@@ -106,16 +106,20 @@ import TestSupport
         #expect(jsonObject(try run(s, ["status", "Big", "--json"]).out)["state"] as? String == "cancelled")
     }
 
-    @Test func anotherProcesssStatusUpdatesSeeProgressWithinMilliseconds() throws {
+    @Test func anotherProcesssStatusUpdatesSeeTheDaemonsProgressWithinMilliseconds() throws {
         let (s, nginx) = try start()
         defer { nginx.stop() }
         _ = try AssetPackManager(container: .init(path: s.dir.file("container")))
-        // The observer is a process of its own, so that what is measured is the
-        // record's way from writer to reader, not this test process's load.
+        // The daemon downloads (fetch hands its download to it); the observer
+        // is a process of its own, so that what is measured is the record's
+        // way from writer to reader, not this test process's load.
+        let daemon = try DaemonTests.Daemon(s.dir.file("container"))
         let watcher = try Child(Helper.binary, ["watch-status", "--container", s.dir.file("container"), "--id", "Big"])
         _ = eventually(timeout: 10) { FileManager.default.fileExists(atPath: s.dir.file("container/downloads")) }
         let fetcher = try fetch(s, nginx)
+        #expect(try record(s, where: downloading)?["pid"] as? Int == Int(daemon.child.pid), "the daemon writes the record")
         #expect(fetcher.wait(timeout: 30) && fetcher.exitStatus == 0, "\(fetcher.stderr)")
+        defer { daemon.stop() }
         #expect(watcher.wait(timeout: 30) && watcher.exitStatus == 0, "\(watcher.stderr)")
         let report = jsonObject(watcher.stdout)
         #expect(report["states"] as? [String] == ["began", "downloading", "finished"], "\(report)")
