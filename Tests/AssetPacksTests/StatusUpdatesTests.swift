@@ -19,14 +19,26 @@ import TestSupport
         return (nginx, manager, try await manager.assetPack(withID: "Big"))
     }
 
-    /// The first `.downloading` update's progress, from a task watching `id`.
-    func firstProgress(_ manager: AssetPackManager, after skipping: String? = nil) async -> AssetPackDownloadProgress? {
-        for await update in manager.statusUpdates(forAssetPackWithID: "Big") {
-            if case .downloading(_, let progress) = update, progress.downloadID != skipping, progress.completedUnitCount > 0 {
-                return progress
+    /// The first `.downloading` update's progress of a download other than
+    /// `skipping`, or `nil` when `download` ends first (a test on a starved
+    /// machine then fails instead of waiting for ever).
+    func firstProgress(_ manager: AssetPackManager, after skipping: String? = nil,
+                       whileRunning download: Task<Void, any Error>) async -> AssetPackDownloadProgress? {
+        let updates = manager.statusUpdates(forAssetPackWithID: "Big")
+        let watcher = Task { () -> AssetPackDownloadProgress? in
+            for await update in updates {
+                if case .downloading(_, let progress) = update, progress.downloadID != skipping, progress.completedUnitCount > 0 {
+                    return progress
+                }
             }
+            return nil
         }
-        return nil
+        let ender = Task {
+            _ = await download.result
+            watcher.cancel()
+        }
+        defer { ender.cancel() }
+        return await watcher.value
     }
 
     /// The `.download` files left in the container's staging directory.
@@ -34,7 +46,8 @@ import TestSupport
         try FileManager.default.contentsOfDirectory(atPath: site.dir.file("container/staging")).filter { $0.hasSuffix(".download") }
     }
 
-    @Test func updatesGoFromBeganThroughDownloadingToFinished() async throws {
+    @Test(.timeLimit(.minutes(2)))
+    func updatesGoFromBeganThroughDownloadingToFinished() async throws {
         let (nginx, manager, pack) = try await start(rate: "2m")
         defer { nginx.stop() }
         // Subscribed before the download starts: every step is this download's.
@@ -64,15 +77,18 @@ import TestSupport
         #expect(record.jsonLine.contains(#""state":"finished""#) && record.jsonLine.hasSuffix(#""running":false}"#))
     }
 
-    @Test func cancellingTwiceInARowCancelsBothDownloadsAndLeavesNothing() async throws {
-        let (nginx, manager, pack) = try await start(rate: "1m")
+    // Slow downloads (3 MiB at 256 KiB/s): the request must reach the
+    // download while it runs, also on a machine where this task waits seconds
+    // for a thread; a cancel ends it at once.
+    @Test(.timeLimit(.minutes(2)))
+    func cancellingTwiceInARowCancelsBothDownloadsAndLeavesNothing() async throws {
+        let (nginx, manager, pack) = try await start(rate: "256k")
         defer { nginx.stop() }
         var cancelled: [String] = []
         for _ in 0..<2 {
             let skip = cancelled.last
-            let watcher = Task { await firstProgress(manager, after: skip) }
             let download = Task { try await manager.ensureLocalAvailability(of: pack) }
-            let progress = try #require(await watcher.value)
+            let progress = try #require(await firstProgress(manager, after: skip, whileRunning: download))
             progress.cancel()
             do {
                 try await download.value
@@ -91,12 +107,12 @@ import TestSupport
         #expect(try partialFiles().isEmpty)
     }
 
-    @Test func aCancelReachesTheCallersWaitingForTheSameDownload() async throws {
-        let (nginx, manager, pack) = try await start(rate: "1m")
+    @Test(.timeLimit(.minutes(2)))
+    func aCancelReachesTheCallersWaitingForTheSameDownload() async throws {
+        let (nginx, manager, pack) = try await start(rate: "256k")
         defer { nginx.stop() }
-        let watcher = Task { await firstProgress(manager) }
         let callers = (0..<3).map { _ in Task { try await manager.ensureLocalAvailability(of: pack) } }
-        let progress = try #require(await watcher.value)
+        let progress = try #require(await firstProgress(manager, whileRunning: callers[0]))
         // Give the other callers time to queue on the download lock.
         try await Task.sleep(for: .milliseconds(200))
         progress.cancel()
@@ -112,12 +128,12 @@ import TestSupport
         #expect(gets.count == 1, "\(gets)")
     }
 
-    @Test func pauseStopsTheTransferAndResumeContinuesWithARange() async throws {
-        let (nginx, manager, pack) = try await start(rate: "1m")
+    @Test(.timeLimit(.minutes(2)))
+    func pauseStopsTheTransferAndResumeContinuesWithARange() async throws {
+        let (nginx, manager, pack) = try await start(rate: "512k")
         defer { nginx.stop() }
-        let watcher = Task { await firstProgress(manager) }
         let download = Task { try await manager.ensureLocalAvailability(of: pack) }
-        let progress = try #require(await watcher.value)
+        let progress = try #require(await firstProgress(manager, whileRunning: download))
         progress.pause()
         let paused = try await until { manager.downloadStatus(ofAssetPackWithID: "Big").flatMap { $0.state == .paused ? $0 : nil } }
         #expect(paused.isRunning && paused.downloadID == progress.downloadID)
