@@ -87,6 +87,15 @@ import TestSupport
         #expect(badID.code == -4 && badID.reason == 102 && badID.pack == "-bad")
     }
 
+    @Test func aPathTooLongToIndexIsAnInvalidPath() throws {
+        let long = Array(repeating: String(repeating: "d", count: 100), count: 6).joined(separator: "/")
+        try f.directory.write("long/" + long, "x\n")
+        let zip = try Program.run("zip", ["-q", "-0", "-r", "../long.zip", "."], directory: f.directory.file("long"))
+        try #require(zip.status == 0, "\(zip.stderr)")
+        let e = try refusal(["-w", "install", f.directory.file("long.zip"), "long"])
+        #expect(e.code == -5 && e.reason == 200 && e.member == long && e.name == "invalid member path")
+    }
+
     @Test func aDeflatedMemberOverTheLimitsIsRefusedAtInstall() throws {
         var limits = AssetPackManager.Limits.defaults
         limits.maximumMemberSize = 1000

@@ -136,6 +136,10 @@ static void errors(ap_container *c) {
         CHECK(ap_read(NULL, "base", "hello.txt", &bytes, &size, &held) == AP_EINVAL);
         CHECK(ap_read(c, "base", "hello.txt", NULL, &size, &held) == AP_EINVAL);
         CHECK(ap_read(c, "base", "\xff\xfe", &bytes, &size, &held) == AP_EINVAL);
+        /* A truncated 4-byte sequence, which repair would replace by a 3-byte one. */
+        CHECK(ap_read(c, "base", "x\xf0\x9f\x98", &bytes, &size, &held) == AP_EINVAL);
+        CHECK(ap_read(c, "\xc3", "hello.txt", &bytes, &size, &held) == AP_EINVAL);
+        CHECK(ap_read(c, "base", "", &bytes, &size, &held) == AP_ENOFILE);
         char small[4];
         CHECK(ap_copy(c, "base", "hello.txt", small, sizeof small, &size) == AP_ERANGE && size == 5000);
         CHECK(ap_copy(c, "base", "hello.txt", NULL, 8, &size) == AP_EINVAL);
