@@ -65,6 +65,16 @@ enum Argument {
         return try string(pointer, function, name)
     }
 
+    /// A pack ID, or nil for NULL; must be UTF-8. A program names the same
+    /// few packs again and again, so each thread keeps the last one it
+    /// converted and compares bytes instead of converting again.
+    @inline(__always)
+    static func pack(_ pointer: UnsafePointer<CChar>?, _ function: StaticString) throws(Refusal) -> String? {
+        guard let pointer else { return nil }
+        guard let s = PackIDCache.perThread.current.string(for: pointer) else { throw .invalid(function, "pack", "is not UTF-8") }
+        return s
+    }
+
     /// The container behind `pointer`, which must be non-NULL.
     @inline(__always)
     static func container(_ pointer: OpaquePointer?, _ function: StaticString) throws(Refusal) -> ContainerHandle {
@@ -90,6 +100,27 @@ enum Argument {
         guard given >= size else {
             throw .invalid(function, name, "has struct_size \(given), less than this version's \(size) (set it to sizeof the structure)")
         }
+    }
+}
+
+/// The last pack ID a thread converted, as its C bytes and as a String.
+final class PackIDCache {
+    private var bytes: UnsafeMutablePointer<CChar>?
+    private var string = ""
+
+    static let perThread = ThreadLocal { PackIDCache() }
+
+    deinit { free(bytes) }
+
+    /// The String of the pack ID at `pointer`, or nil when it is not UTF-8.
+    @inline(__always)
+    func string(for pointer: UnsafePointer<CChar>) -> String? {
+        if let bytes, strcmp(bytes, pointer) == 0 { return string }
+        guard let s = Argument.utf8(pointer) else { return nil }
+        free(bytes)
+        bytes = strdup(pointer)
+        string = s
+        return s
     }
 }
 

@@ -6,7 +6,7 @@ public func ap_get_descriptor(_ container: OpaquePointer?, _ pack: UnsafePointer
                               _ flags: UInt32, _ info: UnsafeMutablePointer<ap_descriptor_info>?) -> Int32 {
     call {
         let c = try Argument.container(container, "ap_get_descriptor")
-        let pack = try Argument.optionalString(pack, "ap_get_descriptor", "pack")
+        let pack = try Argument.pack(pack, "ap_get_descriptor")
         let path = try Argument.string(path, "ap_get_descriptor", "path")
         let info = try Argument.required(info, "ap_get_descriptor", "info")
         try Argument.flags(flags, known: AP_DESCRIPTOR_STANDALONE, "ap_get_descriptor")

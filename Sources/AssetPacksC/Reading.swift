@@ -45,7 +45,7 @@ public func ap_read(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, 
                     _ handle: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     call {
         let c = try Argument.container(container, "ap_read")
-        let pack = try Argument.optionalString(pack, "ap_read", "pack")
+        let pack = try Argument.pack(pack, "ap_read")
         let path = try Argument.string(path, "ap_read", "path")
         let data = try Argument.required(data, "ap_read", "data")
         let size = try Argument.required(size, "ap_read", "size")
@@ -69,7 +69,7 @@ public func ap_copy(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, 
                     _ buffer: UnsafeMutableRawPointer?, _ capacity: Int, _ size: UnsafeMutablePointer<Int>?) -> Int32 {
     call {
         let c = try Argument.container(container, "ap_copy")
-        let pack = try Argument.optionalString(pack, "ap_copy", "pack")
+        let pack = try Argument.pack(pack, "ap_copy")
         let path = try Argument.string(path, "ap_copy", "path")
         let size = try Argument.required(size, "ap_copy", "size")
         let need = Int(try c.manager.member(at: path, searchingInAssetPackWithID: pack).size)
@@ -120,7 +120,7 @@ public func ap_stat(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, 
                     _ info: UnsafeMutablePointer<ap_member_info>?) -> Int32 {
     call {
         let c = try Argument.container(container, "ap_stat")
-        let pack = try Argument.optionalString(pack, "ap_stat", "pack")
+        let pack = try Argument.pack(pack, "ap_stat")
         let path = try Argument.string(path, "ap_stat", "path")
         let info = try Argument.required(info, "ap_stat", "info")
         try Argument.structSize(info.pointee.struct_size, MemoryLayout<ap_member_info>.size, "ap_stat", "info")
