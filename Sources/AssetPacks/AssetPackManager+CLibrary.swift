@@ -26,3 +26,16 @@ extension AssetMember {
         crc32 = record.crc32
     }
 }
+
+extension AssetPackManager {
+    /// ``contents(at:searchingInAssetPackWithID:verifyingChecksum:)`` as a
+    /// pointer and the object that keeps it valid, for `ap_read`: a C caller
+    /// holds a retain of the owner instead of a `Data` in a box.
+    ///
+    /// - Throws: as ``contents(at:searchingInAssetPackWithID:verifyingChecksum:)``.
+    package func borrowedContents(at path: String, searchingInAssetPackWithID id: String?) throws(AssetPackError)
+        -> (bytes: UnsafeRawBufferPointer, owner: AnyObject) {
+        let borrowed = try engine { () throws(StoreError) in try store.borrowedContents(at: path, inPack: id) }
+        return (borrowed.bytes, borrowed.owner)
+    }
+}

@@ -5,39 +5,9 @@ import CAssetPacksHeader
 import Glibc
 #endif
 
-/// What an `ap_data *` points to: the `Data` of a read, which keeps the
-/// archive mapping (or the inflated buffer) alive, and the address handed
-/// out.
-///
-/// A `Data` of up to a few bytes may keep them inline in the value itself,
-/// where no address outlives an access; those (at most the size of a `Data`)
-/// are copied into memory of the handle's own, so the address is stable
-/// for every size.
-final class DataHandle {
-    let data: Data
-    let bytes: UnsafeRawPointer
-    private let copy: UnsafeMutableRawPointer?
-
-    init(_ data: Data) {
-        self.data = data
-        if data.isEmpty {
-            copy = nil
-            bytes = UnsafeRawPointer(emptyCString)
-        } else if data.count <= MemoryLayout<Data>.size {
-            let owned = UnsafeMutableRawPointer.allocate(byteCount: data.count, alignment: 16)
-            data.withUnsafeBytes { owned.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            copy = owned
-            bytes = UnsafeRawPointer(owned)
-        } else {
-            copy = nil
-            // Out-of-line storage (a mapping, a buffer): its address is
-            // stable while this handle holds the Data unchanged.
-            bytes = data.withUnsafeBytes { $0.baseAddress! }
-        }
-    }
-
-    deinit { copy?.deallocate() }
-}
+// An `ap_data *` is a retained reference to what keeps the bytes valid:
+// the archive mapping's pages for a stored member (shared with every other
+// reader of that archive), the inflated buffer for a deflated one.
 
 @_cdecl("ap_read")
 public func ap_read(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, _ path: UnsafePointer<CChar>?,
@@ -50,10 +20,10 @@ public func ap_read(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, 
         let data = try Argument.required(data, "ap_read", "data")
         let size = try Argument.required(size, "ap_read", "size")
         let handle = try Argument.required(handle, "ap_read", "handle")
-        let held = DataHandle(try c.manager.contents(at: path, searchingInAssetPackWithID: pack))
-        data.pointee = held.bytes
-        size.pointee = held.data.count
-        handle.pointee = OpaquePointer(Unmanaged.passRetained(held).toOpaque())
+        let borrowed = try c.manager.borrowedContents(at: path, searchingInAssetPackWithID: pack)
+        data.pointee = borrowed.bytes.baseAddress ?? UnsafeRawPointer(emptyCString)
+        size.pointee = borrowed.bytes.count
+        handle.pointee = OpaquePointer(Unmanaged.passRetained(borrowed.owner).toOpaque())
         return AP_OK
     }
 }
@@ -61,7 +31,7 @@ public func ap_read(_ container: OpaquePointer?, _ pack: UnsafePointer<CChar>?, 
 @_cdecl("ap_release")
 public func ap_release(_ handle: OpaquePointer?) {
     guard let handle else { return }
-    Unmanaged<DataHandle>.fromOpaque(UnsafeRawPointer(handle)).release()
+    Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(handle)).release()
 }
 
 @_cdecl("ap_copy")
