@@ -20,6 +20,19 @@ import TestSupport
         #expect(r.stdout == (try f.manager.contents(at: path, searchingInAssetPackWithID: "base")))
     }
 
+    /// A stored member's bytes are the installed archive's mapped pages; a
+    /// deflated one's are inflated into memory of the handle's own.
+    @Test func storedBytesAreTheArchiveMappingItself() throws {
+        let stored = try drive(["mapped", "base", "media/clip.bin"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let d = try f.manager.descriptor(for: "media/clip.bin", searchingInAssetPackWithID: "base")
+        defer { try? d.close() }
+        let archive = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(d.fileDescriptor)")
+        #expect(stored.out == archive + "\n")
+        #expect(archive.hasPrefix(f.container + "/packs/"))
+        #expect(try drive(["mapped", "base", "hello.txt"]).out == "anonymous\n")
+    }
+
     @Test func aPathInOnePackIsFoundWithoutItsPackID() throws {
         let r = try drive(["read", "-", "only-extra.txt"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -13,7 +13,6 @@ import TestSupport
                                           name: "stress-asan")
         var environment = ProcessInfo.processInfo.environment
         environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:exitcode=23"
-        environment["LSAN_OPTIONS"] = "suppressions=" + CLibrary.programs + "/lsan.supp:print_suppressions=0"
         let r = try Program.run(stress, [f.container, f.directory.file("base.zip"), "10000"], environment: environment)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.out == "ok\n")

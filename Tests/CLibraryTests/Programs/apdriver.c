@@ -22,6 +22,8 @@
  *   remove PACK
  *   verify [deep] [repair] [dry-run]   "code severity remaining pack object", exit status fsck's
  *   path                      ap_container_path
+ *   mapped PACK PATH          the file whose mapping holds ap_read's bytes (from
+ *                             /proc/self/maps), or "anonymous"
  */
 #define _POSIX_C_SOURCE 200809L
 #include <assetpacks.h>
@@ -155,6 +157,28 @@ static int run(ap_container *c, int argc, char **argv) {
         if (rc < 0) return failed(rc);
         printf("status %d findings %d\n", rc, count);
         return rc;
+    }
+    if (strcmp(command, "mapped") == 0 && argc == 3) {
+        const void *bytes;
+        size_t size;
+        ap_data *held;
+        if ((rc = ap_read(c, pack_arg(argv[1]), argv[2], &bytes, &size, &held)) != AP_OK) return failed(rc);
+        FILE *maps = fopen("/proc/self/maps", "r");
+        char line[4096], found[4096] = "anonymous";
+        uintptr_t at = (uintptr_t)bytes;
+        while (maps && fgets(line, sizeof line, maps)) {
+            uintptr_t lo, hi;
+            int name = 0;
+            if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n", &lo, &hi, &name) >= 2 && lo <= at && at < hi) {
+                if (name > 0 && line[name] == '/') snprintf(found, sizeof found, "%s", line + name);
+                break;
+            }
+        }
+        if (maps) fclose(maps);
+        found[strcspn(found, "\n")] = 0;
+        printf("%s\n", found);
+        ap_release(held);
+        return 0;
     }
     if (strcmp(command, "path") == 0 && argc == 1) {
         printf("%s\n", ap_container_path(c));
