@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "AssetPacks", targets: ["AssetPacks"]),
         .executable(name: "assetpack", targets: ["assetpack"]),
         .executable(name: "assetpack-bench", targets: ["assetpack-bench"]),
+        // libassetpacks: the C API (include/assetpacks.h of CAssetPacksHeader).
+        .library(name: "assetpacks", type: .dynamic, targets: ["AssetPacksC"]),
     ],
     targets: [
         // C libraries from Debian, found through pkg-config.
@@ -36,6 +38,11 @@ let package = Package(
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // `assetpack serve`: the development HTTP/1.1 server; only the CLI links it.
         .target(name: "AssetServer", dependencies: ["AssetSystem", "CAssetShim"]),
+        // libassetpacks: the C API over AssetPacks (@_cdecl), and its
+        // hand-written header as a C target of its own, so Swift takes the
+        // structures and constants from the header C programs include.
+        .target(name: "CAssetPacksHeader"),
+        .target(name: "AssetPacksC", dependencies: ["AssetPacks", "CAssetPacksHeader"]),
         .executableTarget(name: "assetpack", dependencies: ["AssetPacks", "AssetServer"],
                           swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
 
@@ -44,12 +51,16 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibzip", path: "Benchmarks/CLibzip", pkgConfig: "libzip",
                        providers: [.apt(["libzip-dev"])]),
+        // PhysicsFS, what C games read ZIP archives with (Debian ships no physfs.pc).
+        .systemLibrary(name: "CPhysFS", path: "Benchmarks/CPhysFS", providers: [.apt(["libphysfs-dev"])]),
         .executableTarget(
             name: "assetpack-bench",
             dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem", "AssetDelivery",
                            "CLMDB", "CZlib", "CSQLite", "CLibzip", "CLibdeflate",
                            // nginx and `assetpack serve` as processes, curl as their client.
-                           "TestSupport"],
+                           "TestSupport",
+                           // small-read through libassetpacks' C API, and PhysicsFS as a peer.
+                           "AssetPacksC", "CPhysFS"],
             path: "Benchmarks/assetpack-bench"),
 
         // What the test targets share: temporary directories, running other
@@ -84,6 +95,9 @@ let package = Package(
         .executableTarget(name: "assetpack-fuzz", dependencies: ["FuzzTargets", "CFuzzerDriver"],
                           path: "Fuzz/Sources/assetpack-fuzz"),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
+        // C programs built with cc against libassetpacks (the debug build's,
+        // found beside the test bundle) and run against real containers.
+        .testTarget(name: "CLibraryTests", dependencies: ["AssetPacks", "TestSupport", "assetpack"], exclude: ["Programs"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -38,6 +38,9 @@ final class ArchiveMap: @unchecked Sendable {
     }
 
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// What keeps the pages mapped, for a borrower that holds it instead of a `Data`.
+    var owner: AnyObject { pages }
 }
 
 /// The mappings of the archives this process has read from, by archive key.

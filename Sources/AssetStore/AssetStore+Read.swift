@@ -198,28 +198,45 @@ extension AssetStore {
 
     @inline(__always)
     static func data(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> Data {
-        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
-        guard !end.overflow, end.partialValue <= UInt64(map.count), let base = map.base else {
-            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
-        }
-        let start = UnsafeMutableRawPointer(mutating: base + Int(record.dataOffset))
+        let start = try dataStart(of: record, path: path, pack: pack, in: map)
         switch record.method {
         case .stored:
-            guard record.size == record.storedSize else {
-                throw .corruptRecord(pack: pack, member: path, reason: .impossibleSizes)
-            }
-            return Data(bytesNoCopy: start, count: Int(record.size), deallocator: map.deallocator)
+            return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: Int(record.size), deallocator: map.deallocator)
         case .deflated:
             let count = Int(record.size)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
             do {
-                try ZipArchive.extract(record.entry(path: path), from: map.bytes,
-                                       into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), archive: pack)
+                try inflate(record, path: path, pack: pack, in: map, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]))
             } catch {
                 buffer.deallocate()
-                throw .archive(error)
+                throw error
             }
             return Data(bytesNoCopy: buffer.baseAddress!, count: count, deallocator: .custom { p, _ in p.deallocate() })
+        }
+    }
+
+    /// Where `record`'s data starts in `map`, checked to lie inside it (and,
+    /// for a stored member, to be as long as the member).
+    @inline(__always)
+    static func dataStart(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> UnsafeRawPointer {
+        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
+        guard !end.overflow, end.partialValue <= UInt64(map.count), let base = map.base else {
+            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
+        }
+        guard record.method != .stored || record.size == record.storedSize else {
+            throw .corruptRecord(pack: pack, member: path, reason: .impossibleSizes)
+        }
+        return base + Int(record.dataOffset)
+    }
+
+    /// Inflates deflated `record` into `buffer`, exactly its declared size,
+    /// checking its CRC-32.
+    static func inflate(_ record: MemberRecord, path: String, pack: String, in map: ArchiveMap,
+                        into buffer: UnsafeMutableRawBufferPointer) throws(StoreError) {
+        do {
+            try ZipArchive.extract(record.entry(path: path), from: map.bytes, into: buffer, archive: pack)
+        } catch {
+            throw .archive(error)
         }
     }
 

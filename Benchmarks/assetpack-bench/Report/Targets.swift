@@ -38,6 +38,21 @@ enum Targets {
             let x = ours.p50 / raw.p50
             return ("\(Format.ratio(x)) their p50 (\(Format.duration(ours.p50)) vs \(Format.duration(raw.p50)))", x <= 1.5)
         },
+        // Issue 12: the C API (`ap_read` + `ap_release`) against the Swift API, and against PhysicsFS.
+        Target(scenario: "small-read", comparison: "C API `ap_read` vs Swift `contents(at:)`",
+               goal: "within 1.15× (C p50 ≤ 1.15 × Swift's)") { r in
+            guard let s = r["small-read"], let c = s.measurement("c-api"), let swift = s.measurement("assetpacks"),
+                  swift.p50 > 0 else { return nil }
+            let x = c.p50 / swift.p50
+            return ("\(Format.ratio(x)) Swift's p50 (\(Format.duration(c.p50)) vs \(Format.duration(swift.p50)))", x <= 1.15)
+        },
+        Target(scenario: "small-read", comparison: "C API vs PhysicsFS `PHYSFS_openRead` + `PHYSFS_readBytes`",
+               goal: "≥ 5× faster at p50") { r in
+            guard let s = r["small-read"], let c = s.measurement("c-api"), let physfs = s.measurement("physfs"),
+                  c.p50 > 0 else { return nil }
+            let x = physfs.p50 / c.p50
+            return ("\(Format.ratio(x)) (\(Format.duration(c.p50)) vs \(Format.duration(physfs.p50)))", x >= 5)
+        },
         speedup("small-read-consume", "files", "vs files, bytes summed", at: 3.5, "≥ 3.5× faster"),
         speedup("small-read-deflated", "zlib", "vs zlib `uncompress` alone", at: 0.9, "≥ 0.9× its throughput"),
         Target(scenario: "large-read/return", comparison: "`contents` return time, 256 MiB vs 4 KiB member",

@@ -11,7 +11,11 @@ import AssetStore
 /// - sqlite: `sqlar` row by name, `sqlite3_blob_read` into a buffer;
 /// - libzip: the same pack file opened once, member by name into a buffer;
 /// - lmdb-raw: `mdb_get` of the same bytes under the path, in a renewed
-///   read transaction (the ceiling for a lookup).
+///   read transaction (the ceiling for a lookup);
+/// - c-api: libassetpacks' `ap_read` + `ap_release` with C-string paths, as
+///   a C program reads (the same container; target: within 1.15× of assetpacks);
+/// - physfs: PhysicsFS with the same pack file mounted, `PHYSFS_openRead` +
+///   `PHYSFS_readBytes` by path into a buffer.
 ///
 /// With `consume`, every contender then sums the bytes it obtained.
 enum SmallReadScenario {
@@ -56,6 +60,12 @@ enum SmallReadScenario {
                                  buffer: ByteBuffer(capacity: d.largest), consume: consume)),
             Contender("lmdb-raw", bytes: sizes,
                       LMDBRead(lmdb: try RawLMDB(path: d.lmdbPath), keys: d.names, consume: consume)),
+            Contender("c-api", bytes: sizes,
+                      CLibraryRead(container: try CLibraryContainer(path: d.container.path), pack: CStrings([d.packID]),
+                                   paths: CStrings(d.members.paths), consume: consume)),
+            Contender("physfs", bytes: sizes,
+                      PhysFSRead(archive: try PhysFSArchive(mounting: d.zipPath), names: CStrings(d.names),
+                                 buffer: ByteBuffer(capacity: d.largest), consume: consume)),
         ]
         let measured = try Competition.run(contenders, items: d.members.count, plan: ctx.scale.plan, seed: consume ? 0xC0 : 0x5E)
         let what = "\(Format.count(d.members.count)) stored members of 1–16 KiB (\(Format.count(d.members.totalBytes >> 20)) MiB), "
