@@ -60,6 +60,17 @@ enum DownloadScenario {
                 defer { fresh() }
                 return try ServeScenario.curl(["-o", curlFile, "-w", "%{size_download}\n", packURL], expect: [Int(entry.size)])
             }),
+            // The same, made durable as an install is: the file's fsync
+            // (coreutils `sync FILE`) inside the clock.
+            ("curl+sync", {
+                fresh()
+                defer { fresh() }
+                let transfer = try ServeScenario.curl(["-o", curlFile, "-w", "%{size_download}\n", packURL], expect: [Int(entry.size)])
+                var synced: Program.Result?
+                let flush = try timed { synced = try Program.run("sync", [curlFile]) }
+                guard synced?.status == 0 else { throw BenchError.failed("sync \(curlFile): \(synced?.stderr ?? "")") }
+                return transfer + flush
+            }),
         ]
         let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
         let seconds = try Passes.run(contenders.map { ($0.0, $0.1) }, rounds: rounds)
@@ -72,11 +83,13 @@ enum DownloadScenario {
         var results = [ScenarioResult(
             name: "download",
             summary: "one \(size >> 20) MiB pack (one stored member of noise) from nginx on loopback: assetpacks "
-                + "`ensureLocalAvailability` into a fresh container (download, SHA-256, install); curl `-o FILE`",
+                + "`ensureLocalAvailability` into a fresh container (download, SHA-256, install); curl `-o FILE`; curl+sync the same and `sync FILE`",
             measurements: Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: 1, bytes: Double(entry.size)),
             basis: .throughput, reference: "assetpacks",
             notes: ["assetpacks checks the size and SHA-256 while the bytes arrive, then installs the file in place (ZIP and "
-                    + "CRC-32 checks, index transaction, syncs); curl writes the bytes and syncs nothing. Same file system, same nginx."]
+                    + "CRC-32 checks, index transaction, syncs); curl writes the bytes and syncs nothing; curl+sync then flushes the "
+                    + "file (`sync FILE`, timed), the durability an install pays. Same file system, same nginx. The target is "
+                    + "against plain curl."]
                 + install)]
 
         if ctx.scale.only?.contains("assetpacks") ?? true {
