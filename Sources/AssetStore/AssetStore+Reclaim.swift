@@ -24,8 +24,8 @@ extension AssetStore {
     /// The staging files whose writers died, and the `packs/` files they
     /// prove to be garbage. Changes nothing (probing a lock takes it for an
     /// instant). Files still locked belong to live writers and are skipped,
-    /// and so are files gone meanwhile (`ENOENT`) and symlinks (never
-    /// opened; verify reports them).
+    /// and so are files gone meanwhile (`ENOENT`), symlinks (never opened;
+    /// verify reports them) and directories (no writer makes one).
     ///
     /// - Throws: `.system` when `staging/` or a file in it cannot be looked
     ///   at for another reason (`EMFILE`, `EACCES`, …): a file whose lock
@@ -39,6 +39,8 @@ extension AssetStore {
                 continue
             } catch where error == .tooManySymbolicLinkLevels {
                 continue // A symlink (O_NOFOLLOW): layout.symlink only.
+            } catch where error == .isDirectory {
+                continue // Not a writer's file, whatever its name: left for verify.
             } catch {
                 throw .system(error)
             }

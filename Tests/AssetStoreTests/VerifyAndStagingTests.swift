@@ -55,6 +55,19 @@ import TestSupport
         #expect(FileSystem.names(in: f.container.stagingPath).isEmpty)
     }
 
+    @Test func aDirectoryInStagingDoesNotStopInstallsAndIsLeftAlone() throws {
+        let f = StoreFixture()
+        let store = try f.store()
+        // Named as a download or an install twin would be: reclaim opens neither.
+        for name in ["x-0123456789abcdef.download", "pack.0123456789abcdef.install"] {
+            try FileManager.default.createDirectory(atPath: f.container.stagingPath + "/" + name, withIntermediateDirectories: false)
+        }
+        let outcome = try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]]))
+        #expect(outcome.change == .installed)
+        #expect(try store.contents(at: "x", inPack: "a") == Data([1]))
+        #expect(Set(FileSystem.names(in: f.container.stagingPath)) == ["x-0123456789abcdef.download", "pack.0123456789abcdef.install"])
+    }
+
     @Test func lockTimeoutIsReported() throws {
         let f = StoreFixture()
         var options = AssetStore.Options()
