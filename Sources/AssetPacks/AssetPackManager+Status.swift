@@ -184,12 +184,11 @@ extension AssetPackManager {
             continuation.onTermination = { _ in flag.stop() }
             Thread.detachNewThread {
                 var last: Key?
-                while !flag.isStopped {
+                flag.untilStopped {
                     if let value = read(), value != last {
                         for element in map(value, last) { continuation.yield(element) }
                         last = value
                     }
-                    if let watch = flag.watch { watch.wait(timeout: 1) } else { Monotonic.sleep(DownloadReporter.writeInterval) }
                 }
             }
         }
@@ -298,6 +297,15 @@ private final class StopFlag: Sendable {
     let watch: DirectoryWatch?
     init(watch: DirectoryWatch?) { self.watch = watch }
     var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+    /// Runs `step`, then waits for the next change on the board (or polls
+    /// every 50 ms without inotify), until ``stop()``.
+    func untilStopped(_ step: () -> Void) {
+        while !isStopped {
+            step()
+            if let watch { watch.wait(timeout: 1) } else { Monotonic.sleep(DownloadReporter.writeInterval) }
+        }
+    }
     func stop() {
         stopped.store(true, ordering: .releasing)
         watch?.interrupt()
@@ -336,7 +344,7 @@ final class StatusFollower: Sendable {
         Thread.detachNewThread {
             var last = initial
             var reason: String?
-            while !flag.isStopped {
+            flag.untilStopped {
                 if let s = board.status(of: pack), s != last, s.download != initial?.download || s.updated != initial?.updated {
                     last = s
                     switch s.state {
@@ -348,7 +356,6 @@ final class StatusFollower: Sendable {
                     default: break
                     }
                 }
-                if let watch = flag.watch { watch.wait(timeout: 1) } else { Monotonic.sleep(DownloadReporter.writeInterval) }
             }
         }
     }

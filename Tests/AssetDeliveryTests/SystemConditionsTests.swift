@@ -110,13 +110,13 @@ import TestSupport
             done.withLock { $0 = slot != nil }
         }
         thread.start()
-        #expect(waitUntil { reasons.withLock { $0.count } == 1 })
+        #expect(eventually(timeout: 30) { reasons.withLock { $0.count } == 1 })
         try dir.write("proc/loadavg", "5.00 1 1 1/1 1")
         try supply("AC", ["online": "1"])
-        #expect(waitUntil { reasons.withLock { $0.count } == 2 })
+        #expect(eventually(timeout: 30) { reasons.withLock { $0.count } == 2 })
         #expect(!done.withLock { $0 }, "the turn came while the machine was busy")
         try dir.write("proc/loadavg", "0.10 1 1 1/1 1")
-        #expect(waitUntil { done.withLock { $0 } })
+        #expect(eventually(timeout: 30) { done.withLock { $0 } })
         #expect(reasons.withLock { $0 } == ["the machine is on battery", "the machine is busy (1-minute load average above 2.0)"])
     }
 
@@ -137,28 +137,11 @@ import TestSupport
             let slot = try? DiscretionaryGate.waitForTurn(policy, slots: slots) { reason in reasons.withLock { $0.append(reason) } }?.slot
             got.withLock { $0 = slot }
         }.start()
-        #expect(waitUntil { !reasons.withLock { $0 }.isEmpty })
+        #expect(eventually(timeout: 30) { !reasons.withLock { $0 }.isEmpty })
         #expect(got.withLock { $0 } == nil)
         first = nil
-        #expect(waitUntil { got.withLock { $0 } == 0 })
+        #expect(eventually(timeout: 30) { got.withLock { $0 } == 0 })
         #expect(reasons.withLock { $0 } == ["all 2 download slots of the container are in use"])
         _ = consume second
-    }
-
-    /// A value threads share.
-    final class Shared<T: Sendable>: Sendable {
-        private let mutex: Mutex<T>
-        init(_ value: T) { mutex = Mutex(value) }
-        func withLock<R>(_ body: (inout T) -> R) -> R { mutex.withLock { body(&$0) } }
-    }
-
-    /// Polls `condition` for up to 30 s.
-    func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
     }
 }

@@ -8,13 +8,6 @@ import TestSupport
 /// it, are killed, or outlive it, against nginx on 127.0.0.1 (its access
 /// log counts the requests and shows their `Range`).
 @Suite(.serialized) struct BackgroundDownloadTests {
-    /// A value the test and a callback's thread share.
-    final class Shared<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: T
-        init(_ value: T) { self.value = value }
-        func withLock<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&value) } }
-    }
 
     typealias Site = PublishCommandTests.Site
     typealias Daemon = DaemonTests.Daemon

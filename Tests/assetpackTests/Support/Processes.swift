@@ -77,17 +77,6 @@ final class Child: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` seconds pass; whether it held.
-@discardableResult
-func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while true {
-        if try condition() { return true }
-        if Date() >= deadline { return false }
-        usleep(2_000)
-    }
-}
-
 /// Parses one line of JSON printed by the helper.
 func jsonObject(_ text: String) -> [String: Any] {
     let line = text.split(separator: "\n").last.map(String.init) ?? ""
