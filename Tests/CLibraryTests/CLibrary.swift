@@ -3,23 +3,79 @@ import Synchronization
 import AssetPacks
 import TestSupport
 
-/// libassetpacks as the tests build against it: the debug build's
-/// `libassetpacks.so` beside the test bundle, the header in the source tree,
-/// and C programs compiled against both (cached per process, since every
-/// test uses the same few).
+/// libassetpacks as the tests build against it: installed by
+/// scripts/install-c-library, and C programs compiled with what
+/// `pkg-config --cflags --libs assetpacks` says for that tree (cached per
+/// process, since every test uses the same few).
+///
+/// The tree is `ASSETPACKS_CLIB_PREFIX` when set — scripts/test installs
+/// the release library there (Swift runtime inside) before the suite — and
+/// otherwise one installed per test process from the debug build beside
+/// the test bundle (`install-c-library --prebuilt`), so a plain
+/// `swift test` tests the same layout.
 enum CLibrary {
     /// The package's root directory.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    /// The directory with `assetpacks.h`.
-    static let includeDirectory = root + "/Sources/CAssetPacksHeader/include"
-    static let header = includeDirectory + "/assetpacks.h"
     /// The C programs of these tests.
     static let programs = root + "/Tests/CLibraryTests/Programs"
 
-    /// The directory holding the built `libassetpacks.so`: the test bundle's
-    /// or one of its parents.
-    static let libraryDirectory: String = {
+    /// An installed tree: `lib/libassetpacks.so`, `include/assetpacks.h`,
+    /// `lib/pkgconfig/assetpacks.pc`.
+    struct Installation: Sendable {
+        let prefix: String
+        /// Installed from the release build (scripts/test), not from the
+        /// debug build: the one that must run without the toolchain.
+        let isRelease: Bool
+        /// `pkg-config --cflags --libs assetpacks` for it, split.
+        let flags: [String]
+        /// What an install failure said, to fail every test with.
+        let failure: String?
+    }
+
+    static let installation: Installation = {
+        let given = ProcessInfo.processInfo.environment["ASSETPACKS_CLIB_PREFIX"].flatMap { $0.isEmpty ? nil : $0 }
+        let prefix: String
+        if let given, FileManager.default.fileExists(atPath: given + "/lib/libassetpacks.so") {
+            prefix = given
+        } else {
+            prefix = scratch.file("prefix")
+            do {
+                let r = try Program.run(root + "/scripts/install-c-library", ["--prebuilt", debugBuildDirectory, prefix])
+                guard r.status == 0 else { return Installation(prefix: prefix, isRelease: false, flags: [], failure: r.stderr) }
+            } catch {
+                return Installation(prefix: prefix, isRelease: false, flags: [], failure: "\(error)")
+            }
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["PKG_CONFIG_PATH"] = prefix + "/lib/pkgconfig"
+        guard let r = try? Program.run("pkg-config", ["--cflags", "--libs", "assetpacks"], environment: environment), r.status == 0 else {
+            return Installation(prefix: prefix, isRelease: false, flags: [], failure: "pkg-config --cflags --libs assetpacks failed in \(prefix)")
+        }
+        return Installation(prefix: prefix, isRelease: given != nil && prefix == given,
+                            flags: r.out.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init), failure: nil)
+    }()
+    private static let scratch = TemporaryDirectory("assetpacks-clib-install")
+
+    struct InstallFailure: Error, CustomStringConvertible { let description: String }
+
+    /// The installed tree, or the install's failure.
+    static func installed() throws -> Installation {
+        if let failure = installation.failure { throw InstallFailure(description: "install-c-library: \(failure)") }
+        return installation
+    }
+
+    /// The directory with the installed `assetpacks.h`.
+    static var includeDirectory: String { installation.prefix + "/include" }
+    static var header: String { includeDirectory + "/assetpacks.h" }
+    static var libraryDirectory: String { installation.prefix + "/lib" }
+    static var library: String { libraryDirectory + "/libassetpacks.so" }
+    /// `PKG_CONFIG_PATH` for the installed tree.
+    static var pkgConfigPath: String { libraryDirectory + "/pkgconfig" }
+
+    /// The directory of the debug build's `libassetpacks.so`: the test
+    /// bundle's or one of its parents.
+    static let debugBuildDirectory: String = {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("libassetpacks.so").path) {
@@ -29,13 +85,10 @@ enum CLibrary {
         }
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
     }()
-    static var library: String { libraryDirectory + "/libassetpacks.so" }
 
-    /// What a program needs to compile and link against the library, run
-    /// from anywhere (the library found through the rpath).
-    static var linkFlags: [String] {
-        ["-I", includeDirectory, "-L", libraryDirectory, "-lassetpacks", "-Wl,-rpath," + libraryDirectory]
-    }
+    /// What a program needs to compile and link against the installed
+    /// library: pkg-config's flags (the library found through its rpath).
+    static func linkFlags() throws -> [String] { try installed().flags }
 
     private static let compiler = CCompiler("clib")
     private static let built = Mutex<[String: String]>([:])
@@ -49,7 +102,7 @@ enum CLibrary {
         return try built.withLock { (built) throws -> String in
             if let path = built[key] { return path }
             let output = name ?? URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent + "-\(built.count)"
-            let path = try compiler.build(output, sources: [source], flags: linkFlags + extra)
+            let path = try compiler.build(output, sources: [source], flags: try linkFlags() + extra)
             built[key] = path
             return path
         }
@@ -60,7 +113,7 @@ enum CLibrary {
     static func run(_ name: String, source: String, _ arguments: [String] = []) throws -> Program.Result {
         let file = compiler.directory.file(name + ".c")
         try Data(source.utf8).write(to: URL(fileURLWithPath: file))
-        return try Program.run(try compiler.build(name, sources: [file], flags: linkFlags), arguments)
+        return try Program.run(try compiler.build(name, sources: [file], flags: try linkFlags()), arguments)
     }
 
     /// The driver of Programs/apdriver.c.

@@ -3,29 +3,19 @@ import Testing
 import AssetPacks
 import TestSupport
 
-/// examples/c and examples/python, built and run as their READMEs say,
-/// against the fixture container.
+/// examples/c and examples/python, built and run as their READMEs say
+/// against the installed library, on the fixture container.
 @Suite struct ExampleTests {
     let f: CFixture
     init() throws { f = try CFixture() }
 
     static let examples = CLibrary.root + "/examples"
 
-    /// A pkg-config directory whose assetpacks.pc (scripts/assetpacks.pc.in)
-    /// points at the debug build and the source tree's header.
-    static func pkgConfigDirectory(in directory: TemporaryDirectory) throws -> String {
-        let template = try String(contentsOfFile: CLibrary.root + "/scripts/assetpacks.pc.in", encoding: .utf8)
-        let pc = template.replacingOccurrences(of: "@LIBDIR@", with: CLibrary.libraryDirectory)
-            .replacingOccurrences(of: "@INCLUDEDIR@", with: CLibrary.includeDirectory)
-            .replacingOccurrences(of: "@VERSION@", with: "1.0.0")
-        try directory.write("pkgconfig/assetpacks.pc", pc)
-        return directory.file("pkgconfig")
-    }
-
     @Test func cExampleBuildsWithPkgConfigAndListsAndReads() throws {
         let work = TemporaryDirectory("assetpacks-clib-example")
         var environment = ProcessInfo.processInfo.environment
-        environment["PKG_CONFIG_PATH"] = try Self.pkgConfigDirectory(in: work)
+        _ = try CLibrary.installed()
+        environment["PKG_CONFIG_PATH"] = CLibrary.pkgConfigPath
         let flags = try Program.run("pkg-config", ["--cflags", "--libs", "assetpacks"], environment: environment)
         try #require(flags.status == 0, "\(flags.stderr)")
         let program = work.file("list-and-read")
@@ -45,7 +35,7 @@ import TestSupport
     @Test func pythonExampleReadsTheBytesAssetpackCatWrites() throws {
         guard Program.available("python3") else { return }
         var environment = ProcessInfo.processInfo.environment
-        environment["ASSETPACKS_LIBRARY"] = CLibrary.library
+        environment["ASSETPACKS_LIBRARY"] = try CLibrary.installed().prefix + "/lib/libassetpacks.so"
         environment["ASSETPACKS_CONTAINER"] = f.container
         let script = Self.examples + "/python/list_and_read.py"
         for path in ReadTests.members {

@@ -37,14 +37,15 @@ import TestSupport
         ("c++", ["-std=c++11"]),
     ])
     func headerCompiles(language: String, flags: [String]) throws {
-        let messages = try CCompiler("clib-header").check(Self.user, language: language,
-                                                            flags: flags + ["-I", CLibrary.includeDirectory])
+        let include = try CLibrary.installed().prefix + "/include"
+        let messages = try CCompiler("clib-header").check(Self.user, language: language, flags: flags + ["-I", include])
         #expect(messages.isEmpty, "\(messages)")
     }
 
     /// The functions the header declares are exactly the `ap_` symbols the
     /// library exports, so none is missing or left undocumented.
     @Test func libraryExportsWhatTheHeaderDeclares() throws {
+        _ = try CLibrary.installed()
         let header = try String(contentsOfFile: CLibrary.header, encoding: .utf8)
         let declared = Set(header.matches(of: /(?m)^[a-z][a-z_ *]*?\b(ap_[a-z_0-9]+)\(/).map { String($0.output.1) })
         let nm = try Program.run("nm", ["-D", "--defined-only", CLibrary.library])
