@@ -18,6 +18,9 @@ let usage = """
       --data-dir DIR      Generate data in DIR and keep it; later runs reuse what is complete.
       --only NAME,...     Run only these contenders (for profiling one of them).
       --rounds N          Rounds per contender (default 7; 3 with --quick).
+      --readers-members N Members of the `readers` pack (default 10,000; 2,000 with --quick);
+                          past 100,000 they are 64-1024 B instead of 1-16 KiB.
+      --reader-seconds S  Seconds per `readers` phase (default 2; 0.5 with --quick).
       --list              List the scenarios and exit.
       -h, --help          Show this help.
     """
@@ -30,6 +33,8 @@ struct Options {
     var list = false
     var only: Set<String>?
     var rounds: Int?
+    var readersMembers: Int?
+    var readerSeconds: Double?
     var scenarios: [String] = []
 
     init(_ arguments: [String]) throws {
@@ -51,6 +56,12 @@ struct Options {
                 guard let n = Int(try value(a)), n > 0 else { throw BenchError.usage("--rounds needs a positive count") }
                 rounds = n
             case "--only": only = Set(try value(a).split(separator: ",").map(String.init))
+            case "--readers-members":
+                guard let n = Int(try value(a)), n >= 100 else { throw BenchError.usage("--readers-members needs a count of at least 100") }
+                readersMembers = n
+            case "--reader-seconds":
+                guard let t = Double(try value(a)), t > 0 else { throw BenchError.usage("--reader-seconds needs a positive number") }
+                readerSeconds = t
             case "-h", "--help":
                 print(usage)
                 exit(0)
@@ -61,7 +72,7 @@ struct Options {
             }
             i += 1
         }
-        if updateReadme && (quick || !scenarios.isEmpty || only != nil || rounds != nil) {
+        if updateReadme && (quick || !scenarios.isEmpty || only != nil || rounds != nil || readersMembers != nil || readerSeconds != nil) {
             throw BenchError.usage("--update-readme needs a full run of every scenario (no --quick, --only, --rounds or scenario names)")
         }
     }
@@ -74,7 +85,8 @@ func runBenchmarks(_ options: Options) throws {
     }
     let chosen = options.scenarios.isEmpty ? Scenarios.all : options.scenarios.compactMap(Scenarios.named)
     var info = RunInfo(quick: options.quick)
-    let workspace = try Workspace(root: options.dataDirectory, scale: Scale(quick: options.quick, rounds: options.rounds, only: options.only))
+    let workspace = try Workspace(root: options.dataDirectory, scale: Scale(quick: options.quick, rounds: options.rounds, only: options.only,
+                                                                readersMembersGiven: options.readersMembers, readerSecondsGiven: options.readerSeconds))
     defer { workspace.finish() }
     let context = Context(workspace: workspace, executable: currentExecutable())
     Log.info("assetpack-bench: \(options.quick ? "quick" : "full") run in \(workspace.root); clock overhead \(Format.duration(Clock.overhead))")

@@ -46,19 +46,25 @@ final class Contender {
     /// reads around each batch, and records each batch's per-operation time
     /// (elapsed minus the clock's own cost, divided by `batch`) `batch` times.
     @inline(__always)
+    /// Returns the longest batch's time in nanoseconds, undivided (an
+    /// upper bound of its slowest operation).
+    @discardableResult
     static func batches<Op: Operation>(
         _ op: inout Op, _ order: UnsafeBufferPointer<Int32>, batch: Int, into histogram: inout Histogram
-    ) throws {
+    ) throws -> UInt64 {
         var sink = 0
         var k = 0
+        var longest: UInt64 = 0
         let overhead = Clock.overhead
         while k + batch <= order.count {
             let start = Clock.now()
             for j in k ..< k + batch { sink &+= try op.run(Int(order[j])) }
             let end = Clock.now()
             histogram.record((Double(end &- start) - overhead) / Double(batch), count: batch)
+            longest = max(longest, end &- start)
             k += batch
         }
         blackHole(sink)
+        return longest
     }
 }

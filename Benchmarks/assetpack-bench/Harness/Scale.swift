@@ -19,10 +19,16 @@ struct Scale {
     /// `install`: members of the installed pack (64–1024 B each).
     var installMembers: Int { quick ? 10_000 : 100_000 }
     var installRounds: Int { rounds ?? (quick ? 2 : 3) }
-    /// `readers`: members of the pack the readers read (1–16 KiB each).
-    var readersMembers: Int { quick ? 2_000 : 10_000 }
-    /// `readers`: seconds each worker reads per phase, and phases per count.
-    var readerSeconds: Double { quick ? 0.5 : 2 }
+    /// `readers`: members of the pack the readers read (`--readers-members`).
+    var readersMembersGiven: Int?
+    var readersMembers: Int { readersMembersGiven ?? (quick ? 2_000 : 10_000) }
+    /// `readers`: the members' sizes — 1–16 KiB, or 64–1024 B past 100,000
+    /// members (a million members of 1–16 KiB would be 8 GiB).
+    var readersMemberSizes: ClosedRange<Int> { readersMembers > 100_000 ? 64 ... 1024 : 1024 ... 16384 }
+    /// `readers`: seconds each worker reads per phase (`--reader-seconds`),
+    /// and phases per count.
+    var readerSecondsGiven: Double?
+    var readerSeconds: Double { readerSecondsGiven ?? (quick ? 0.5 : 2) }
     var readerRounds: Int { quick ? 1 : 3 }
 
     /// The default measuring plan for in-process contenders.

@@ -26,7 +26,7 @@ enum ReadersScenario {
         if let only = s.only, !only.contains("assetpacks") { return [] }
         let n = s.readersMembers
         let dir = ctx.workspace.root + "/readers-\(n)"
-        let members = MemberSet(count: n, sizes: 1024 ... 16384, content: .random, seed: 0x2EAD, ext: "bin")
+        let members = MemberSet(count: n, sizes: s.readersMemberSizes, content: .random, seed: 0x2EAD, ext: "bin")
         let container = dir + "/container"
         let pack = "bench.readers"
         let zips = [dir + "/v1.zip", dir + "/v2.zip"]
@@ -50,6 +50,8 @@ enum ReadersScenario {
         var rates = [[Double]](repeating: [], count: 3)
         var histograms = [Histogram](repeating: Histogram(), count: 3)
         var batches = [1, 1, 1]
+        var longest: [UInt64] = [0, 0, 0]
+        var over2ms = [0, 0, 0]
         var installs = 0
         var installSeconds = 0.0
         for round in 0 ..< s.readerRounds {
@@ -68,6 +70,8 @@ enum ReadersScenario {
                     let r = try w.result(Workers.ReaderReport.self)
                     rate += Double(r.ops) / r.seconds
                     batches[phase] = max(batches[phase], r.batch)
+                    longest[phase] = max(longest[phase], r.longest)
+                    over2ms[phase] += r.over2ms
                     histograms[phase].merge(Histogram(sparse: r.histogram))
                 }
                 if let installer {
@@ -79,7 +83,8 @@ enum ReadersScenario {
             }
         }
         let m = (0 ..< 3).map { Measurement(contender: "assetpacks", opsPerSecond: median(rates[$0]), histogram: histograms[$0], batch: batches[$0]) }
-        let what = "stored members of 1–16 KiB by path, \(Format.count(n))-member pack, \(seconds) s per phase, \(s.readerRounds) rounds"
+        let sizes = s.readersMemberSizes.upperBound < 1024 * 16 ? "64–1024 B" : "1–16 KiB"
+        let what = "stored members of \(sizes) by path, \(Format.count(n))-member pack, \(seconds) s per phase, \(s.readerRounds) rounds"
         return [
             ScenarioResult(name: "readers/1", summary: "one reader process: \(what)", measurements: [m[0]], basis: .none),
             ScenarioResult(name: "readers/2", summary: "two reader processes, aggregate: \(what)", measurements: [m[1]], basis: .none),
@@ -87,7 +92,9 @@ enum ReadersScenario {
                            measurements: [m[2]], basis: .none,
                            notes: ["\(installs) installs of the \(Format.count(n))-member pack completed meanwhile "
                                    + "(\(Format.fixed(Double(installs) / max(installSeconds, 1e-9), decimals: 2))/s); "
-                                   + "idle p99 (readers/1): \(Format.duration(histograms[0].percentile(0.99)))"]),
+                                   + "idle p99 (readers/1): \(Format.duration(histograms[0].percentile(0.99)))",
+                                   "longest timed batch of \(batches[2]) read(s) while installing: \(Format.duration(Double(longest[2])))"
+                                   + " (\(over2ms[2]) over 2 ms); idle: \(Format.duration(Double(longest[0]))) (\(over2ms[0]) over 2 ms)"]),
         ]
     }
 }

@@ -18,6 +18,10 @@ enum Workers {
         var seconds: Double
         var batch: Int
         var histogram: [[UInt64]]
+        /// The longest timed batch (``batch`` reads), nanoseconds.
+        var longest: UInt64
+        /// Timed batches that took more than 2 ms.
+        var over2ms: Int
     }
 
     /// What an installer reports.
@@ -66,6 +70,8 @@ enum Workers {
         handshake()
 
         var histogram = Histogram()
+        var longest: UInt64 = 0
+        var over2ms = 0
         var untimedOps = 0
         var untimedNs: UInt64 = 0
         let deadline = Clock.now() + UInt64(seconds * 1e9)
@@ -76,7 +82,9 @@ enum Workers {
                 if at + chunk > all.count { at = 0 }
                 let slice = UnsafeBufferPointer(rebasing: all[at ..< at + chunk])
                 if timed {
-                    try Contender.batches(&op, slice, batch: batch, into: &histogram)
+                    let slowest = try Contender.batches(&op, slice, batch: batch, into: &histogram)
+                    longest = max(longest, slowest)
+                    if slowest > 2_000_000 { over2ms += 1 }
                 } else {
                     untimedNs &+= try Contender.pass(&op, slice)
                     untimedOps += chunk
@@ -85,7 +93,8 @@ enum Workers {
                 at += chunk
             }
         }
-        try report(ReaderReport(ops: untimedOps, seconds: Double(untimedNs) / 1e9, batch: batch, histogram: histogram.sparse))
+        try report(ReaderReport(ops: untimedOps, seconds: Double(untimedNs) / 1e9, batch: batch, histogram: histogram.sparse,
+                                longest: longest, over2ms: over2ms))
     }
 
     /// Installs the given pack files in turn, as updates of `pack`, until
