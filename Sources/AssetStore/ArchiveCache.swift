@@ -84,8 +84,10 @@ final class ArchiveCache: Sendable {
         let map: ArchiveMap
         do {
             let status = try fd.status()
-            let region = try MappedRegion(mapping: fd, count: Int(status.size))
+            var region = try MappedRegion(mapping: fd, count: Int(status.size))
             region.advise(.random)
+            // Dropped by whichever reader maps the next version: never a stall.
+            region.unmapsInBackground()
             map = ArchiveMap(region: region, key: key, pack: pack)
         } catch {
             throw .system(error.with(operation: error.operation, path: packs.path(of: name)))

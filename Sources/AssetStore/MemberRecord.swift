@@ -34,6 +34,19 @@ public struct MemberRecord: Sendable, Hashable {
         self.method = entry.method
     }
 
+    private init() {
+        archiveKey = 0
+        localHeaderOffset = 0
+        dataOffset = 0
+        storedSize = 0
+        size = 0
+        crc32 = 0
+        method = .stored
+    }
+
+    /// All zeros: the filler of an empty slot (``LookupCache``).
+    static let none = MemberRecord()
+
     /// Decodes a record; `nil` if the bytes are not one.
     @inline(__always)
     init?(_ bytes: UnsafeRawBufferPointer) {

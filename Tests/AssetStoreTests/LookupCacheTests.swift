@@ -56,6 +56,74 @@ import TestSupport
         #expect(cache.lookup("q", pack: nil, commit: 6)?.pack == "a")
     }
 
+    static func record(_ n: Int) -> MemberRecord {
+        MemberRecord(archiveKey: UInt64(n), entry: ArchiveEntry(path: "m", method: n % 2 == 0 ? .stored : .deflated, crc32: UInt32(truncatingIfNeeded: n * 7),
+                                                               compressedSize: UInt64(n), uncompressedSize: UInt64(n + 1),
+                                                               localHeaderOffset: UInt64(n * 3), dataOffset: UInt64(n * 3 + 30)))
+    }
+
+    /// Thousands of entries, past several growths of the table: each found
+    /// with its own record, nothing found that was not put in.
+    @Test func everyEntrySurvivesTheTableGrowing() {
+        let cache = LookupCache()
+        let packs = ["a", "b", "com.example.Levels"]
+        for i in 0..<6000 {
+            cache.insert("dir\(i % 37)/member-\(i).bin", pack: packs[i % 3], found: (packs[i % 3], Self.record(i)), commit: 9)
+        }
+        for i in 0..<6000 {
+            #expect(cache.lookup("dir\(i % 37)/member-\(i).bin", pack: packs[i % 3], commit: 9)?.record == Self.record(i), "\(i)")
+            #expect(cache.lookup("dir\(i % 37)/member-\(i).bin", pack: packs[(i + 1) % 3], commit: 9) == nil)
+            #expect(cache.lookup("dir\(i % 37)/member-\(i).bin", pack: nil, commit: 9) == nil)
+        }
+        #expect(cache.lookup("dir0/member-6000.bin", pack: "a", commit: 9) == nil)
+        #expect(cache.lookup("", pack: "a", commit: 9) == nil)
+    }
+
+    /// A lookup in a pack and one across packs for the same path are two
+    /// entries; a path-only hit names the pack it found, for every pack.
+    @Test func packAndPathOnlyLookupsAreKeptApart() {
+        let cache = LookupCache()
+        cache.insert("shared.txt", pack: "a", found: ("a", Self.record(1)), commit: 3)
+        cache.insert("shared.txt", pack: nil, found: ("b", Self.record(2)), commit: 3)
+        cache.insert("only-c.txt", pack: nil, found: ("c", Self.record(3)), commit: 3)
+        cache.insert("x", pack: "a\u{1}", found: ("a\u{1}", Self.record(4)), commit: 3)
+        #expect(cache.lookup("shared.txt", pack: "a", commit: 3)?.record == Self.record(1))
+        let across = cache.lookup("shared.txt", pack: nil, commit: 3)
+        #expect(across?.pack == "b" && across?.record == Self.record(2))
+        #expect(cache.lookup("only-c.txt", pack: nil, commit: 3)?.pack == "c")
+        #expect(cache.lookup("x", pack: nil, commit: 3) == nil)
+        #expect(cache.lookup("a\u{1}x", pack: nil, commit: 3) == nil)
+        // Putting the same key again replaces its answer.
+        cache.insert("shared.txt", pack: nil, found: ("c", Self.record(5)), commit: 3)
+        #expect(cache.lookup("shared.txt", pack: nil, commit: 3)?.pack == "c")
+    }
+
+    /// A newer commit makes every entry stale at once; entries of the new
+    /// commit go in and come out right, with the old ones gone for good.
+    @Test func aNewCommitStartsOverWithoutLosingTheNewEntries() {
+        let cache = LookupCache()
+        for commit in 10..<14 {
+            for i in 0..<2000 { cache.insert("m\(i)", pack: "p", found: ("p", Self.record(i + commit)), commit: commit) }
+            for i in 0..<2000 {
+                #expect(cache.lookup("m\(i)", pack: "p", commit: commit)?.record == Self.record(i + commit))
+                #expect(cache.lookup("m\(i)", pack: "p", commit: commit - 1) == nil)
+            }
+        }
+        cache.insert("late", pack: "p", found: ("p", Self.record(1)), commit: 14)
+        #expect(cache.lookup("m5", pack: "p", commit: 14) == nil)
+        #expect(cache.lookup("late", pack: "p", commit: 14)?.record == Self.record(1))
+    }
+
+    /// Past its bound the cache starts over: the newest entry is kept.
+    @Test func pastItsBoundTheCacheStartsOver() {
+        let cache = LookupCache(capacity: 100)
+        for i in 0..<100 { cache.insert("m\(i)", pack: "p", found: ("p", Self.record(i)), commit: 1) }
+        #expect(cache.lookup("m0", pack: "p", commit: 1) != nil && cache.lookup("m99", pack: "p", commit: 1) != nil)
+        cache.insert("m100", pack: "p", found: ("p", Self.record(100)), commit: 1)
+        #expect(cache.lookup("m0", pack: "p", commit: 1) == nil)
+        #expect(cache.lookup("m100", pack: "p", commit: 1)?.record == Self.record(100))
+    }
+
     /// Runs the `assetpack` binary built beside the test bundle.
     func runAssetpack(_ args: [String]) throws -> Int32 {
         try Program.run(Program.built("assetpack"), args).status

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import AssetSystem
 import TestSupport
@@ -11,6 +12,39 @@ import TestSupport
         try FileSystem.unlink(path)
         #expect(Array(region.bytes) == bytes)
         region.advise(.willNeed, range: 100..<200)
+    }
+
+    /// Whether `/proc/self/maps` shows a mapping of `path`.
+    static func isMapped(_ path: String) throws -> Bool {
+        try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains(path)
+    }
+
+    /// A large mapping marked for the background is gone soon after its
+    /// value, without the thread that dropped it unmapping it; a small one,
+    /// or one not marked, is gone at once.
+    @Test func largeMappingsCanBeReleasedInTheBackground() throws {
+        let dir = TemporaryDirectory()
+        let large = try dir.write("large.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold))
+        let small = try dir.write("small.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold - 4096))
+        let plain = try dir.write("plain.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold))
+        do {
+            var region = try MappedRegion(mapping: try FileDescriptor.open(large), count: MappedRegion.backgroundThreshold)
+            region.unmapsInBackground()
+            #expect(region.bytes.last == 7)
+            #expect(try Self.isMapped(large))
+        }
+        #expect(try eventually(timeout: 30) { try !Self.isMapped(large) })
+        do {
+            var region = try MappedRegion(mapping: try FileDescriptor.open(small), count: MappedRegion.backgroundThreshold - 4096)
+            region.unmapsInBackground()
+            #expect(try Self.isMapped(small))
+        }
+        #expect(try !Self.isMapped(small))
+        do {
+            let region = try MappedRegion(mapping: try FileDescriptor.open(plain), count: MappedRegion.backgroundThreshold)
+            #expect(try Self.isMapped(plain) && region.count > 0)
+        }
+        #expect(try !Self.isMapped(plain))
     }
 
     @Test func emptyFileMapsNothing() throws {
