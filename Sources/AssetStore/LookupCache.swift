@@ -93,16 +93,35 @@ private struct Key {
         self.head = head
         self.separator = separator
         self.path = path
-        // FNV-1a over the key's bytes, then a final mix so the low bits
-        // (the slot index) depend on every byte.
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in head { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
-        h = (h ^ UInt64(separator)) &* 0x0000_0100_0000_01b3
-        for b in path { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        // Eight bytes at a time, each word folded in with a multiply, then a
+        // final mix so the low bits (the slot index) depend on every byte.
+        var h = Self.fold(0x9e37_79b9_7f4a_7c15 ^ UInt64(head.count << 1 | Int(separator)), head)
+        h = Self.fold(h ^ UInt64(path.count), path)
         h ^= h >> 33
         h = h &* 0xff51_afd7_ed55_8ccd
         h ^= h >> 33
         self.hash = h
+    }
+
+    @inline(__always)
+    private static func fold(_ seed: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h = seed
+        guard let base = bytes.baseAddress else { return h }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        while i + 8 <= bytes.count {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+            h ^= h >> 29
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < bytes.count {
+            tail |= UInt64(bytes[i]) << shift
+            shift += 8
+            i += 1
+        }
+        return ((h ^ tail) &* 0x0000_0100_0000_01b3) ^ (h >> 31)
     }
 
     /// Whether `stored` holds exactly this key's bytes.
