@@ -319,6 +319,38 @@ struct DeltaDownloadTests {
         #expect(try s.store.journalEntries().isEmpty && s.stagingFiles().isEmpty)
     }
 
+    @Test func aCancelDuringTheDeltaDiscardsItsFileAndList() throws {
+        let s = try Site()
+        let entry = try Self.update(s)
+        let serve = try ServeHost(root: s.root, ["--throttle", "64K", "--fault-path", "*.zip"])
+        defer { serve.stop() }
+        /// Cancels once members were copied and a range is under way.
+        final class Canceller: DownloadMonitor {
+            var reused: UInt64 = 0
+            var ranges: [String] = []
+            let staging: String
+            init(staging: String) { self.staging = staging }
+            func progressed(_ bytes: UInt64, of total: UInt64) -> DownloadInterruption? {
+                ranges = ((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).filter { $0.hasSuffix(".ranges") }
+                return reused > 0 && !ranges.isEmpty && bytes > total / 2 ? .cancel : nil
+            }
+            func counted(fetched: UInt64, reused: UInt64) { self.reused = reused }
+            func installing() {}
+            func waitWhilePaused() -> DownloadInterruption? { nil }
+            func sleep(_ seconds: Double) -> DownloadInterruption? { nil }
+        }
+        let monitor = Canceller(staging: s.dir.file("container/staging"))
+        #expect {
+            try s.downloader().download(s.request(entry, base: serve.baseURL), monitor: monitor)
+        } throws: { error in
+            guard case .downloadFailed(_, "P", .cancelled, _) = error as? DeliveryError else { return false }
+            return true
+        }
+        #expect(monitor.reused > 0 && monitor.ranges.count == 1)
+        #expect(try s.store.journalEntries().isEmpty && s.stagingFiles().isEmpty)
+        #expect(try s.store.packRecord("P")?.catalogVersion == "1")
+    }
+
     @Test func aFullDownloadUnderWayIsNotTurnedIntoADelta() throws {
         let s = try Site()
         let entry = try Self.update(s)

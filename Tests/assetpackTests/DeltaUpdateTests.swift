@@ -135,6 +135,45 @@ struct DeltaUpdateTests {
         #expect((record["reused"] as? Int ?? 0) > size * 9 / 10 && (record["fetched"] as? Int ?? .max) <= sent, "\(status.out)")
     }
 
+    @Test func aPieceMapPointingOutsideTheFileInAReSignedCatalogEndsInTheFullDownload() throws {
+        let site = try Site()
+        let pack = try Pack(site, count: 20, memberSize: 8 << 10)
+        #expect(try CLI.assetpack(["install", try pack.package(version: 1), "--id", "P"], container: site.dir.container).status == 0)
+        try pack.changeForVersion2(changed: 2, added: 1)
+        let published = try pack.publish(try pack.package(version: 2))
+        // The publisher's map with its last member moved past the end, and the
+        // catalog's reference to it made to match and signed again by the key.
+        var catalog = try #require(try JSONSerialization.jsonObject(with: Data(site.dir.read("out/catalog.json"))) as? [String: Any])
+        var packs = try #require(catalog["packs"] as? [[String: Any]])
+        var pieces = try #require(packs[0]["pieces"] as? [String: Any])
+        let mapName = try #require(pieces["url"] as? String)
+        var map = try #require(try JSONSerialization.jsonObject(with: Data(site.dir.read("out/" + mapName))) as? [String: Any])
+        var members = try #require(map["members"] as? [[String: Any]])
+        members[members.count - 1]["offset"] = try #require(map["size"] as? Int)
+        map["members"] = members
+        let mapBytes = try JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])
+        try site.dir.write("out/" + mapName, Array(mapBytes))
+        (pieces["size"], pieces["sha256"]) = (mapBytes.count, try site.sha256(site.out + "/" + mapName))
+        packs[0]["pieces"] = pieces
+        catalog["packs"] = packs
+        let catalogBytes = try JSONSerialization.data(withJSONObject: catalog, options: [.sortedKeys])
+        try site.dir.write("out/catalog.json", Array(catalogBytes))
+        try site.dir.write("out/catalog.json.sig", Array(try AssetPackSigningKey.load(path: site.key).signature(for: catalogBytes)))
+
+        let server = try ServeHost(root: site.out, executable: CLI.binary)
+        defer { server.stop() }
+        let r = try fetch(site, server.baseURL)
+        #expect(r.status == 0, "\(r.stderr)")
+        try pack.checkInstalled(published)
+        let record = jsonObject(try CLI.assetpack(["status", "P", "--json"], container: site.dir.container).out)
+        let reason = record["reason"] as? String ?? ""
+        #expect(record["mode"] as? String == "full" && record["state"] as? String == "finished", "\(record)")
+        #expect(reason.hasPrefix("delta: ") && reason.contains("unusable piece map of 'P'") && reason.contains("past the end of the")
+                && reason.hasSuffix("; full download"), "\(reason)")
+        let whole = server.accessLog(count: 1) { $0.target == "/" + published && $0.status == 200 }
+        #expect(whole.count == 1 && whole[0].range.isEmpty)
+    }
+
     @Test func aDeltaUpdateKilledAtRandomMomentsResumesWhatItHad() throws {
         let kills = soakCampaign ? 50 : 10
         let seed = ProcessInfo.processInfo.environment["ASSETPACKS_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
