@@ -34,8 +34,8 @@ import AssetSystem
 struct DeltaDownload {
     enum Outcome {
         case installed(InstallOutcome)
-        /// No delta: no piece map, nothing installed, or a full download of
-        /// the file under way (the journal's).
+        /// No delta: no piece map, nothing installed or no member of the
+        /// file installed anywhere, or a full download of it under way (the journal's).
         case notTried
         /// The delta failed; `reason` is for people (`delta: …; full download`).
         case fellBack(String)
@@ -69,6 +69,7 @@ struct DeltaDownload {
             return .notTried
         }
         guard try !storing(store.allPackRecords()).isEmpty else { return .notTried }
+        let resuming = try storing(store.journalEntry(forPack: request.pack)).map { PartialDownload.resumes($0, request) && $0.deltaPieceMap != nil } ?? false
         var partial: PartialDownload?
         do throws(Stop) {
             let (map, mapDigest, mapBytes) = try fetchPieceMap(pieces)
@@ -76,6 +77,10 @@ struct DeltaDownload {
             do { source = try store.reuseSource() } catch {
                 throw .fallback("delta: the installed archives cannot be read (\(error)); full download")
             }
+            // Nothing to copy, and nothing in place: the whole file in one GET is cheaper.
+            guard resuming || map.members.contains(where: {
+                !source.candidates(method: $0.method, crc32: $0.crc32, length: $0.length, storedSize: $0.size, path: $0.path).isEmpty
+            }) else { return .notTried }
             let file = try fatal { () throws(DeliveryError) in try PartialDownload(for: request, in: store, deltaPieceMap: mapDigest) }
             partial = file
             monitor?.going(.delta, note: nil)

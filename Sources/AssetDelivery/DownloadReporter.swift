@@ -120,8 +120,9 @@ public final class DownloadReporter: DownloadMonitor {
     public func installing() { set(.installing) }
 
     public func going(_ mode: DownloadStatus.Mode, note: String?) {
-        status.mode = mode
         if let note { self.note = note }
+        guard mode != status.mode || note != nil else { return }
+        status.mode = mode
         if mode == .full { status.reused = 0 }
         status.reason = self.note
         publish()

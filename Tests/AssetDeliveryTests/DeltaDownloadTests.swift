@@ -182,6 +182,26 @@ struct DeltaDownloadTests {
         #expect(records.last?.mode == .delta && records.last?.fetched == entry.pieces!.size + glue)
     }
 
+    @Test func aPackNotInstalledIsADeltaOnlyWhenAnotherPackHoldsSomeOfItsMembers() throws {
+        let s = try Site()
+        try s.install(try s.archive("Q", version: 1, [("q.bin", Site.bytes("shared"))]), id: "Q")
+        let alone = try s.publish(try s.archive("P", version: 1, Site.members(10)), id: "P")
+        let shared = try s.publish(try s.archive("R", version: 1, Site.members(10, salt: 9) + [("r.bin", Site.bytes("shared"))]), id: "R")
+        let nginx = try NginxHost(root: s.root)
+        defer { nginx.stop() }
+        // None of P's members is installed: the whole file.
+        let (_, plain) = try s.download(s.request(alone, base: nginx.baseURL))
+        #expect(plain.last?.mode == .full && plain.last?.reason == nil)
+        let p = nginx.accessLog(count: 1) { $0.uri == "/" + alone.url }
+        #expect(p.count == 1 && p[0].status == 200 && p[0].range.isEmpty)
+        // R has Q's member: copied, the rest fetched.
+        let (outcome, records) = try s.download(s.request(shared, base: nginx.baseURL))
+        #expect(SHA256.hex(outcome.record.sha256) == shared.sha256)
+        #expect(records.last?.mode == .delta && records.last?.reused == UInt64(Site.bytes("shared").count))
+        let r = nginx.accessLog(count: 1) { $0.uri == "/" + shared.url }
+        #expect(!r.isEmpty && r.allSatisfy { $0.status == 206 }, "\(r)")
+    }
+
     @Test func aDamagedInstalledMemberIsFetchedInsteadOfCopied() throws {
         let s = try Site()
         let entry = try Self.update(s)
