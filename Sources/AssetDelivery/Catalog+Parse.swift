@@ -17,9 +17,7 @@ extension Catalog {
         var reader = FieldReader(path: path)
         let root: JSONValue
         do {
-            var options = JSONValue.ParseOptions.strict
-            options.maximumLength = maximumLength
-            root = try JSONValue.parse(bytes, options: options)
+            root = try JSONValue.parseStrict(bytes, maximumLength: maximumLength)
         } catch {
             throw .invalidCatalog(path: path, field: nil, problem: .notJSON, detail: "not valid JSON: \(error)")
         }
@@ -50,6 +48,15 @@ extension Catalog {
             packs.append(entry)
         }
         return Catalog(sequence: sequence, published: published, expires: expires, packs: packs)
+    }
+}
+
+extension JSONValue {
+    /// Strict RFC 8259 JSON of at most `maximumLength` bytes: catalogs and piece maps.
+    static func parseStrict(_ bytes: some Collection<UInt8>, maximumLength: Int) throws(JSONError) -> JSONValue {
+        var options = ParseOptions.strict
+        options.maximumLength = maximumLength
+        return try parse(bytes, options: options)
     }
 }
 
@@ -108,10 +115,7 @@ private struct FieldReader {
             throw bad("version", .missingField, "is missing")
         }
         guard let size = try integer(object, "size", .badSize, from: 0) else { throw bad("size", .missingField, "is missing") }
-        let sha256 = try string(object, "sha256")
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
-            throw bad("sha256", .badSHA256, "must be 64 lowercase hex digits")
-        }
+        let sha256 = try self.sha256(object, "sha256")
         let policy = try self.policy(try require(object, "downloadPolicy"))
         var platforms: [Platform] = []
         if let value = object["platforms"] {
@@ -123,12 +127,41 @@ private struct FieldReader {
                 platforms.append(p)
             }
         }
-        let url = try string(object, "url")
-        if let problem = CatalogURL.problem(url) {
-            throw bad("url", .badURL, "'\(MemberPath.escapingControlCharacters(url))' \(problem)")
+        let url = try self.url(object, "url")
+        var pieces: Catalog.PiecesReference?
+        if let value = object["pieces"] {
+            guard let reference = value.objectValue else { throw bad("pieces", .wrongType, "must be an object") }
+            pieces = try self.pieces(reference)
         }
         return Catalog.Entry(id: id, version: version, size: size, sha256: sha256, downloadPolicy: policy,
-                             platforms: platforms, url: url)
+                             platforms: platforms, url: url, pieces: pieces)
+    }
+
+    /// 64 lowercase hex digits.
+    func sha256(_ object: JSONObject, _ key: String) throws(DeliveryError) -> String {
+        let sha256 = try string(object, key)
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            throw bad(key, .badSHA256, "must be 64 lowercase hex digits")
+        }
+        return sha256
+    }
+
+    /// A relative or http(s) URL.
+    func url(_ object: JSONObject, _ key: String) throws(DeliveryError) -> String {
+        let url = try string(object, key)
+        if let problem = CatalogURL.problem(url) {
+            throw bad(key, .badURL, "'\(MemberPath.escapingControlCharacters(url))' \(problem)")
+        }
+        return url
+    }
+
+    /// An entry's `pieces`: `{"sha256":…,"size":…,"url":…}`, each required.
+    func pieces(_ object: JSONObject) throws(DeliveryError) -> Catalog.PiecesReference {
+        var reader = self
+        reader.prefix += "pieces."
+        let url = try reader.url(object, "url")
+        guard let size = try reader.integer(object, "size", .badSize, from: 0) else { throw reader.bad("size", .missingField, "is missing") }
+        return Catalog.PiecesReference(url: url, size: size, sha256: try reader.sha256(object, "sha256"))
     }
 
     func policy(_ value: JSONValue) throws(DeliveryError) -> DownloadPolicy {

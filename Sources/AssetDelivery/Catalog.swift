@@ -34,9 +34,13 @@ public struct Catalog: Sendable, Hashable {
         /// Relative to the catalog's URL (`Tutorial-0123456789ab.zip`), or
         /// absolute `http://` / `https://`.
         public var url: String
+        /// The pack file's piece map (``PieceMap``), which lets a client that
+        /// has members of it installed fetch only the rest; `nil` in catalogs
+        /// of publishers that write none.
+        public var pieces: PiecesReference?
 
         public init(id: String, version: UInt64, size: UInt64, sha256: String, downloadPolicy: DownloadPolicy,
-                    platforms: [Platform], url: String) {
+                    platforms: [Platform], url: String, pieces: PiecesReference? = nil) {
             self.id = id
             self.version = version
             self.size = size
@@ -44,6 +48,27 @@ public struct Catalog: Sendable, Hashable {
             self.downloadPolicy = downloadPolicy
             self.platforms = platforms
             self.url = url
+            self.pieces = pieces
+        }
+    }
+
+    /// A file published beside a pack: an entry's piece map
+    /// (`"pieces":{"sha256":…,"size":…,"url":…}`), or the glue file a piece
+    /// map names.
+    public struct PiecesReference: Sendable, Hashable {
+        /// Relative to the URL of the file that names it (the catalog's for
+        /// `pieces`, the piece map's for its glue), or absolute `http://` /
+        /// `https://`.
+        public var url: String
+        /// The file's size in bytes.
+        public var size: UInt64
+        /// The file's SHA-256, 64 lowercase hex digits.
+        public var sha256: String
+
+        public init(url: String, size: UInt64, sha256: String) {
+            self.url = url
+            self.size = size
+            self.sha256 = sha256
         }
     }
 
@@ -80,11 +105,19 @@ public struct Catalog: Sendable, Hashable {
 
 extension Catalog.Entry {
     var json: JSONValue {
-        [
-            "assetPackID": .string(id), "version": .number(JSONNumber(version)), "size": .number(JSONNumber(size)),
-            "sha256": .string(sha256), "downloadPolicy": downloadPolicy.json,
-            "platforms": .array(platforms.map { .string($0.rawValue) }), "url": .string(url),
+        var members: [(String, JSONValue)] = [
+            ("assetPackID", .string(id)), ("version", .number(JSONNumber(version))), ("size", .number(JSONNumber(size))),
+            ("sha256", .string(sha256)), ("downloadPolicy", downloadPolicy.json),
+            ("platforms", .array(platforms.map { .string($0.rawValue) })), ("url", .string(url)),
         ]
+        if let pieces { members.append(("pieces", pieces.json)) }
+        return .object(JSONObject(uniqueKeysWithValues: members))
+    }
+}
+
+extension Catalog.PiecesReference {
+    var json: JSONValue {
+        ["url": .string(url), "size": .number(JSONNumber(size)), "sha256": .string(sha256)]
     }
 }
 

@@ -38,6 +38,11 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The catalog at `url` could not be fetched and no cached copy
     /// answers for it (`problem` says why; `detail` has the transport's words).
     case catalogUnavailable(url: String, problem: DownloadProblem, detail: String)
+    /// A pack's piece map (``PieceMap``, at `url`) is unusable: it does not
+    /// parse, contradicts itself, or does not describe the catalog entry's
+    /// file. `pack` is the pack it concerns, when known; a client falls back
+    /// to the full download.
+    case badPieceMap(url: String, pack: String?, problem: PieceMapProblem, detail: String)
     /// An error of the storage engine (pack validation, locks).
     case store(StoreError)
     /// A system call failed.
@@ -117,6 +122,44 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case cancelled
     }
 
+    /// What is wrong with a piece map.
+    public enum PieceMapProblem: Sendable, Equatable {
+        /// Not strict JSON (`detail` has the line and column).
+        case notJSON
+        /// Its `format` is not one this version reads.
+        case unsupportedFormat
+        /// A required field is absent.
+        case missingField
+        /// A field has the wrong JSON type.
+        case wrongType
+        /// A field's value is out of range: not a whole number from 0 to
+        /// 2^53 − 1, a `crc32` over 2^32 − 1, a `method` other than 0 or 8,
+        /// a `sha256` not 64 lowercase hex digits, an unusable URL or path.
+        case badValue
+        /// Its `pack` is not the catalog entry's ID.
+        case packMismatch
+        /// Its `version` is not the catalog entry's.
+        case versionMismatch
+        /// Its `size` is not the catalog entry's.
+        case sizeMismatch
+        /// Its `sha256` is not the catalog entry's.
+        case sha256Mismatch
+        /// Members are not sorted by `offset`.
+        case notSorted
+        /// A member's data overlaps the previous member's.
+        case overlapping
+        /// A member's data reaches past the end of the file.
+        case outsideFile
+        /// The glue's size is not the file's size less the members' sizes.
+        case glueSizeMismatch
+        /// More members than ``PieceMap/maximumMembers``.
+        case tooManyMembers
+        /// Longer than ``PieceMap/maximumLength`` bytes (refused before reading).
+        case tooLarge
+        /// The bytes fetched are not the size or SHA-256 their reference gives.
+        case referenceMismatch
+    }
+
     /// Why a publish is refused.
     public enum PublishProblem: Sendable, Equatable {
         /// The pack's version is lower than the catalog's.
@@ -165,6 +208,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "download of '\(pack)' from \(url) failed: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
         case .catalogUnavailable(let url, let problem, let detail):
             return "catalog \(url) is unavailable: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
+        case .badPieceMap(let url, let pack, _, let detail):
+            return "\(url): unusable piece map" + (pack.map { " of '\($0)'" } ?? "") + ": " + detail
         case .store(let e):
             return e.description
         case .system(let e):

@@ -21,6 +21,17 @@ public protocol DownloadMonitor: AnyObject {
     /// Sleeps `seconds` (a retry's backoff); returns early with an
     /// interruption that arrives meanwhile.
     func sleep(_ seconds: Double) -> DownloadInterruption?
+    /// The download goes `mode`; `note` says why a delta fell back to the
+    /// whole file (`delta: piece map SHA-256 mismatch; full download`).
+    func going(_ mode: DownloadStatus.Mode, note: String?)
+    /// Of the file's bytes, `fetched` came from the server so far and
+    /// `reused` were copied from installed archives (told before `progressed`).
+    func counted(fetched: UInt64, reused: UInt64)
+}
+
+extension DownloadMonitor {
+    public func going(_ mode: DownloadStatus.Mode, note: String?) {}
+    public func counted(fetched: UInt64, reused: UInt64) {}
 }
 
 /// The ``DownloadMonitor`` of one download that keeps its status record on
@@ -40,6 +51,9 @@ public final class DownloadReporter: DownloadMonitor {
     public static let writeInterval = 0.05
     public static let controlInterval = 0.05
 
+    /// Why a delta fell back, kept as the record's reason while no state has
+    /// a reason of its own, so the status stream shows it to the end.
+    private var note: String?
     private var lastWrite = 0.0
     private var lastControlCheck = 0.0
     /// (seconds, bytes) samples of the last seconds, for the rate.
@@ -61,7 +75,7 @@ public final class DownloadReporter: DownloadMonitor {
     /// Sets the state (with its reason, error and code) and writes the record now.
     public func set(_ state: DownloadStatus.State, reason: String? = nil, error: String? = nil, code: Int? = nil) {
         status.state = state
-        status.reason = reason
+        status.reason = reason ?? (state == .paused || state == .deferred ? nil : note)
         status.error = error
         status.code = code
         if state == .finished { status.bytes = status.total }
@@ -92,9 +106,10 @@ public final class DownloadReporter: DownloadMonitor {
         if let first = samples.first, now - first.0 > 0.2, bytes >= first.1 {
             status.rate = UInt64(Double(bytes - first.1) / (now - first.0))
         }
+        if status.mode == .full { status.fetched = bytes }
         if status.state != .downloading || now - lastWrite >= Self.writeInterval || bytes == total {
             status.state = .downloading
-            status.reason = nil
+            status.reason = note
             publish()
         }
         guard now - lastControlCheck >= Self.controlInterval else { return nil }
@@ -103,6 +118,20 @@ public final class DownloadReporter: DownloadMonitor {
     }
 
     public func installing() { set(.installing) }
+
+    public func going(_ mode: DownloadStatus.Mode, note: String?) {
+        if let note { self.note = note }
+        guard mode != status.mode || note != nil else { return }
+        status.mode = mode
+        if mode == .full { status.reused = 0 }
+        status.reason = self.note
+        publish()
+    }
+
+    public func counted(fetched: UInt64, reused: UInt64) {
+        status.fetched = fetched
+        status.reused = reused
+    }
 
     public func waitWhilePaused() -> DownloadInterruption? {
         samples.removeAll()

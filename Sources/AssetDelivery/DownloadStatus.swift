@@ -10,10 +10,12 @@ internal import AssetJSON
 /// {"format":1,"pack":"Base","download":"3f9c0d2e5a7b1c44","state":"downloading",
 ///  "bytes":1048576,"total":67108864,"rate":52428800,"version":"2",
 ///  "url":"http://cdn.example/Base-0123456789ab.zip","pid":4242,
-///  "started":1796124000123456,"updated":1796124001123456}
+///  "started":1796124000123456,"updated":1796124001123456,"mode":"full","fetched":1048576,"reused":0}
 /// ```
 ///
-/// `error`, `code` and `reason` appear when they have a value. Times are
+/// `mode` is `full` (the whole file from the server) or `delta` (members
+/// copied from installed archives, `reused` bytes, the rest `fetched` in
+/// ranges). `error`, `code` and `reason` appear when they have a value. Times are
 /// microseconds since 1970 (UTC). Readers ignore members they do not know;
 /// a new member never changes the meaning of an old one.
 public struct DownloadStatus: Sendable, Hashable {
@@ -41,6 +43,11 @@ public struct DownloadStatus: Sendable, Hashable {
         public var isFinal: Bool { self == .finished || self == .failed || self == .cancelled }
     }
 
+    /// How the file's bytes come: all from the server, or partly copied from installed archives.
+    public enum Mode: String, Sendable, CaseIterable {
+        case full, delta
+    }
+
     public var pack: String
     /// 16 hex digits naming this download: pause, resume and cancel requests
     /// name it, so that a request meant for one download never reaches the next.
@@ -65,10 +72,18 @@ public struct DownloadStatus: Sendable, Hashable {
     public var error: String?
     /// The error's number (`AssetPackError.Code`), for a failed download.
     public var code: Int?
+    /// `full` or `delta`; a delta that fell back says why in `reason` and goes on `full`.
+    public var mode: Mode
+    /// Bytes received from the server for the file so far (a delta's piece
+    /// map, glue and ranges; a range may re-send glue bytes already in place),
+    /// and bytes copied from installed archives.
+    public var fetched: UInt64
+    public var reused: UInt64
 
     public init(pack: String, download: String, state: State, bytes: UInt64, total: UInt64, rate: UInt64 = 0,
                 version: String, url: String, pid: Int32, started: UInt64, updated: UInt64,
-                reason: String? = nil, error: String? = nil, code: Int? = nil) {
+                reason: String? = nil, error: String? = nil, code: Int? = nil,
+                mode: Mode = .full, fetched: UInt64 = 0, reused: UInt64 = 0) {
         self.pack = pack
         self.download = download
         self.state = state
@@ -83,6 +98,9 @@ public struct DownloadStatus: Sendable, Hashable {
         self.reason = reason
         self.error = error
         self.code = code
+        self.mode = mode
+        self.fetched = fetched
+        self.reused = reused
     }
 
     /// The record as written: one line of JSON with its newline; with
@@ -102,6 +120,7 @@ public struct DownloadStatus: Sendable, Hashable {
             ("rate", .number(JSONNumber(rate))), ("version", .string(version)), ("url", .string(url)),
             ("pid", .number(JSONNumber(Int64(pid)))),
             ("started", .number(JSONNumber(started))), ("updated", .number(JSONNumber(updated))),
+            ("mode", .string(mode.rawValue)), ("fetched", .number(JSONNumber(fetched))), ("reused", .number(JSONNumber(reused))),
         ]
         if let reason { members.append(("reason", .string(reason))) }
         if let error { members.append(("error", .string(error))) }
@@ -124,7 +143,10 @@ public struct DownloadStatus: Sendable, Hashable {
         self.init(pack: pack, download: download, state: state, bytes: bytes, total: total,
                   rate: o["rate"]?.numberValue?.uint64Value ?? 0, version: version, url: url, pid: pid,
                   started: started, updated: updated, reason: o["reason"]?.stringValue, error: o["error"]?.stringValue,
-                  code: o["code"]?.numberValue?.int64Value.flatMap(Int.init(exactly:)))
+                  code: o["code"]?.numberValue?.int64Value.flatMap(Int.init(exactly:)),
+                  // A record written before delta downloads: the whole file, fetched.
+                  mode: o["mode"]?.stringValue.flatMap(Mode.init(rawValue:)) ?? .full,
+                  fetched: o["fetched"]?.numberValue?.uint64Value ?? bytes, reused: o["reused"]?.numberValue?.uint64Value ?? 0)
     }
 }
 

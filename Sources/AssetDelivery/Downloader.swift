@@ -10,16 +10,25 @@ public struct DownloadRequest: Sendable, Hashable {
     public var size: UInt64
     /// 64 lowercase hex digits.
     public var sha256: String
+    /// The pack's piece map, when the catalog has one: with it (and
+    /// installed members to copy) the download is a delta (``DeltaDownload``).
+    public var pieces: Pieces?
 
-    public init(pack: String, url: String, version: UInt64, size: UInt64, sha256: String) {
+    /// A piece map's place and identity, as the catalog entry gives them,
+    /// its URL made absolute.
+    public typealias Pieces = Catalog.PiecesReference
+
+    public init(pack: String, url: String, version: UInt64, size: UInt64, sha256: String, pieces: Pieces? = nil) {
         self.pack = pack
         self.url = url
         self.version = version
         self.size = size
         self.sha256 = sha256
+        self.pieces = pieces
     }
 
-    /// The request for `entry`, fetched from `url`.
+    /// The request for `entry`, fetched from `url`, without its piece map
+    /// (``CatalogFetcher/request(for:)`` resolves that one too).
     public init(_ entry: Catalog.Entry, url: String) {
         self.init(pack: entry.id, url: url, version: entry.version, size: entry.size, sha256: entry.sha256)
     }
@@ -34,6 +43,16 @@ public struct DownloadRequest: Sendable, Hashable {
             }
         }
         return stride(from: 0, to: digits.count - 1, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
+    }
+}
+
+extension CatalogFetcher {
+    /// The request for `entry`: its file's URL and its piece map's, both
+    /// resolved against the catalog's URL.
+    public func request(for entry: Catalog.Entry) -> DownloadRequest {
+        var request = DownloadRequest(entry, url: url(of: entry))
+        request.pieces = entry.pieces.map { .init(url: Self.resolve($0.url, against: catalogURL), size: $0.size, sha256: $0.sha256) }
+        return request
     }
 }
 
@@ -58,6 +77,9 @@ public final class Downloader {
         /// `maximumBackoff`, each delay a random 50–100 % of that.
         public var initialBackoff = 0.5
         public var maximumBackoff = 30.0
+        /// Range requests a delta download runs at once (through the one
+        /// multi handle, each on a connection of its own); 1 to 64.
+        public var maximumRangeRequests = 4
 
         public init() {}
 
@@ -102,8 +124,22 @@ public final class Downloader {
     ///
     /// - Throws: as ``download(_:progress:)``, and `.downloadFailed` with
     ///   `.cancelled` when the monitor cancelled it.
+    ///
+    /// With a piece map in `request` (and installed members to copy), it is
+    /// a delta download (``DeltaDownload``); when the delta fails in any way,
+    /// its file goes and this is the download of the whole file, the monitor
+    /// told why (``DownloadMonitor/going(_:note:)``).
     @discardableResult
     public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
+        var note: String?
+        if request.pieces != nil {
+            switch try DeltaDownload(downloader: self, request: request, monitor: monitor).run() {
+            case .installed(let outcome): return outcome
+            case .notTried: break
+            case .fellBack(let reason): note = reason
+            }
+        }
+        monitor?.going(.full, note: note)
         let partial = try PartialDownload(for: request, in: store)
         try fetch(into: partial, monitor: monitor)
         let found = try systemCall { () throws(Errno) in try partial.digest() }
@@ -111,6 +147,12 @@ public final class Downloader {
             partial.discard()
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
         }
+        return try install(partial, monitor: monitor)
+    }
+
+    /// Installs the verified file of `partial` by adoption.
+    func install(_ partial: PartialDownload, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
+        let request = partial.request
         monitor?.installing()
         do {
             // The file is adopted as the archive; the commit that switches it
@@ -119,6 +161,7 @@ public final class Downloader {
                 adopting: partial.name, verifiedSHA256: request.sha256Bytes, id: request.pack,
                 catalogVersion: String(request.version), source: request.url))
             if outcome.change == .unchanged { partial.discard() }
+            if partial.deltaPieceMap != nil { try? FileSystem.unlink(partial.rangesPath) }
             return outcome
         } catch {
             partial.discard()
@@ -237,7 +280,7 @@ public final class Downloader {
         }
     }
 
-    private func failure(_ request: DownloadRequest, _ problem: DeliveryError.DownloadProblem, _ detail: String = "") -> DeliveryError {
+    func failure(_ request: DownloadRequest, _ problem: DeliveryError.DownloadProblem, _ detail: String = "") -> DeliveryError {
         .downloadFailed(url: request.url, pack: request.pack, problem: problem, detail: detail)
     }
 }

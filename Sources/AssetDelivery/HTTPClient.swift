@@ -43,6 +43,15 @@ public final class HTTPClient {
         public var etag: String?
         /// The first byte of a `206`'s `Content-Range: bytes FIRST-LAST/TOTAL`.
         public var rangeStart: UInt64?
+        /// Its last byte and its total (`nil` for `*` or when absent).
+        public var rangeEnd: UInt64? = nil
+        public var rangeTotal: UInt64? = nil
+
+        /// Whether this is a `206` for exactly the bytes `first...last` of a
+        /// representation of `total` bytes (`Content-Range: bytes FIRST-LAST/TOTAL`).
+        public func isPartial(first: UInt64, last: UInt64, total: UInt64) -> Bool {
+            status == 206 && rangeStart == first && rangeEnd == last && rangeTotal == total
+        }
     }
 
     /// Why a request did not complete.
@@ -102,6 +111,9 @@ public final class HTTPClient {
     ///
     /// - Parameters:
     ///   - rangeStart: sends `Range: bytes=N-` (when above 0).
+    ///   - rangeEnd: with it, sends the closed range `Range: bytes=N-END`
+    ///     instead (also from 0); the caller checks the `206`'s
+    ///     `Content-Range` (``Head/isPartial(first:last:total:)``).
     ///   - ifRange: sends `If-Range` with this validator (with a range only).
     ///   - ifNoneMatch: sends `If-None-Match` with this validator; a `304`
     ///     then returns with no body.
@@ -109,12 +121,12 @@ public final class HTTPClient {
     /// - Throws: `Failure`: an error status (`4xx`/`5xx`) is `.httpStatus`.
     @discardableResult
     public func get(
-        _ url: String, rangeStart: UInt64 = 0, ifRange: String? = nil, ifNoneMatch: String? = nil,
+        _ url: String, rangeStart: UInt64 = 0, rangeEnd: UInt64? = nil, ifRange: String? = nil, ifNoneMatch: String? = nil,
         body: (Head, UnsafeRawBufferPointer) -> Bool
     ) throws(Failure) -> Head {
         var headers: UnsafeMutablePointer<curl_slist>?
-        if rangeStart > 0 {
-            headers = curl_slist_append(headers, "Range: bytes=\(rangeStart)-")
+        if rangeStart > 0 || rangeEnd != nil {
+            headers = curl_slist_append(headers, "Range: bytes=\(rangeStart)-" + (rangeEnd.map { String($0) } ?? ""))
             if let ifRange { headers = curl_slist_append(headers, "If-Range: \(ifRange)") }
         }
         if let ifNoneMatch { headers = curl_slist_append(headers, "If-None-Match: \(ifNoneMatch)") }
@@ -238,7 +250,11 @@ private final class Transfer {
         case "content-range":
             // bytes FIRST-LAST/TOTAL
             guard value.lowercased().hasPrefix("bytes ") else { return }
-            head.rangeStart = UInt64(value.dropFirst(6).prefix { $0 != "-" })
+            let spec = value.dropFirst(6)
+            head.rangeStart = UInt64(spec.prefix { $0 != "-" })
+            let afterDash = spec.drop { $0 != "-" }.dropFirst()
+            head.rangeEnd = UInt64(afterDash.prefix { $0 != "/" })
+            head.rangeTotal = UInt64(afterDash.drop { $0 != "/" }.dropFirst())
         default: break
         }
     }

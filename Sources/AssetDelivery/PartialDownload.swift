@@ -11,6 +11,12 @@ import AssetSystem
 /// gets its first byte, so a process killed at any point leaves an entry
 /// the next one resumes. The hash runs behind the writes, on a queue of its
 /// own (``TrailingHash``), re-reading what was written.
+///
+/// A delta download's file (``deltaPieceMap`` set, the journal entry saying
+/// so) has the catalog's size from its creation and is written at any
+/// offset; the byte ranges it completed are listed beside it in
+/// ``rangesPath`` (see ``DeltaDownload``), and it is hashed once complete.
+/// An entry resumes only in its own mode, for the same piece map.
 final class PartialDownload {
     let store: AssetStore
     let request: DownloadRequest
@@ -25,40 +31,66 @@ final class PartialDownload {
     private(set) var etag: String?
     /// Whether the file continued a journal entry's partial file.
     let resumed: Bool
+    /// For a delta download, the SHA-256 of its piece map.
+    let deltaPieceMap: [UInt8]?
 
     var path: String { store.container.stagingPath + "/" + name }
+    /// A delta download's list of completed ranges.
+    var rangesPath: String { path + JournalEntry.rangesSuffix }
 
-    init(for request: DownloadRequest, in store: AssetStore) throws(DeliveryError) {
+    /// The download of `request`: the whole file (`deltaPieceMap` `nil`) or a
+    /// delta following the piece map of that SHA-256.
+    init(for request: DownloadRequest, in store: AssetStore, deltaPieceMap: [UInt8]? = nil) throws(DeliveryError) {
         self.store = store
         self.request = request
+        self.deltaPieceMap = deltaPieceMap
         let staging = store.container.stagingPath
         let old = try storing(store.journalEntry(forPack: request.pack))
         // A name from the index is used only as what this type writes: one
         // component of `staging/`, ending in `.download`.
         let oldName = old?.stagingName.flatMap { $0.contains("/") || !$0.hasSuffix(JournalEntry.stagingSuffix) ? nil : $0 }
-        if let old, old.state == .downloading, let name = oldName, old.url == request.url,
-           old.expectedSize == request.size, old.sha256 == request.sha256Bytes,
+        if let old, Self.resumes(old, request), old.deltaPieceMap == deltaPieceMap, let name = oldName,
            let fd = try? FileDescriptor.open(staging + "/" + name, [.readWrite, .noFollow]) {
-            length = try systemCall { () throws(Errno) in try Self.length(of: fd, atMost: request.size) }
+            if deltaPieceMap != nil {
+                try systemCall { () throws(Errno) in try fd.resize(to: Int64(request.size)) }
+                length = request.size
+            } else {
+                length = try systemCall { () throws(Errno) in try Self.length(of: fd, atMost: request.size) }
+            }
             hash = try Self.hash(of: fd, path: staging + "/" + name)
             self.name = name
             self.descriptor = fd
             self.etag = old.etag
             self.resumed = true
             // The bytes on disk are read back and hashed, not trusted blindly,
-            // while the rest is requested.
-            feed()
+            // while the rest is requested (a delta's once complete).
+            if deltaPieceMap == nil { feed() }
             return
         }
-        if let name = oldName { try? FileSystem.unlink(staging + "/" + name) }
+        if let name = oldName {
+            try? FileSystem.unlink(staging + "/" + name + JournalEntry.rangesSuffix)
+            try? FileSystem.unlink(staging + "/" + name)
+        }
         var name = ""
         let fd = try Self.create(in: staging, pack: request.pack, name: &name)
         hash = try Self.hash(of: fd, path: staging + "/" + name)
+        if deltaPieceMap != nil {
+            do { try fd.resize(to: Int64(request.size)) } catch {
+                try? FileSystem.unlink(staging + "/" + name)
+                throw .system(error)
+            }
+        }
         self.descriptor = fd
         self.name = name
-        self.length = 0
+        self.length = deltaPieceMap == nil ? 0 : request.size
         self.resumed = false
         try record(etag: nil)
+    }
+
+    /// Whether `entry` is an unfinished download of `request`'s file.
+    static func resumes(_ entry: JournalEntry, _ request: DownloadRequest) -> Bool {
+        entry.state == .downloading && entry.stagingName != nil && entry.url == request.url
+            && entry.expectedSize == request.size && entry.sha256 == request.sha256Bytes
     }
 
     /// Creates a new `<pack>-<random>.download` in `staging`.
@@ -93,7 +125,7 @@ final class PartialDownload {
         self.etag = etag
         try storing(store.putJournalEntry(JournalEntry(
             pack: request.pack, state: .downloading, url: request.url, catalogVersion: String(request.version),
-            stagingName: name, expectedSize: request.size, sha256: request.sha256Bytes, etag: etag)))
+            stagingName: name, expectedSize: request.size, sha256: request.sha256Bytes, etag: etag, deltaPieceMap: deltaPieceMap)))
     }
 
     /// Appends `bytes` at the end and feeds them to the hash; every
@@ -147,6 +179,7 @@ final class PartialDownload {
     /// store found the same archive installed. (An install adopts the file
     /// and ends the download itself.)
     func discard() {
+        if deltaPieceMap != nil { try? FileSystem.unlink(rangesPath) }
         try? FileSystem.unlink(path)
         try? store.removeJournalEntry(forPack: request.pack)
     }
@@ -161,6 +194,7 @@ extension Downloader {
     public static func discardPartial(of pack: String, in store: AssetStore) throws(DeliveryError) -> Bool {
         guard let entry = try storing(store.journalEntry(forPack: pack)) else { return false }
         if let name = entry.stagingName, !name.contains("/"), name.hasSuffix(JournalEntry.stagingSuffix) {
+            try? FileSystem.unlink(store.container.stagingPath + "/" + name + JournalEntry.rangesSuffix)
             try? FileSystem.unlink(store.container.stagingPath + "/" + name)
         }
         try storing(store.removeJournalEntry(forPack: pack))

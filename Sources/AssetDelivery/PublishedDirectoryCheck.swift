@@ -35,9 +35,12 @@ public enum PublishedDirectoryCheck {
     /// Checks `directory`: the catalog parses; the signature verifies by
     /// `key` (required when a key is given); each entry with a relative URL
     /// has its file, of the catalog's size and SHA-256, checking clean as
-    /// `inspect` does, with the entry's pack ID inside; files the catalog
-    /// does not name are warnings, as are entries at absolute URLs (not
-    /// fetched).
+    /// `inspect` does, with the entry's pack ID inside; its piece map
+    /// (``PieceMap``) and glue are there, of the sizes and SHA-256s their
+    /// references give, and are exactly what `publish` makes of the pack file
+    /// (so every range and member SHA-256 is right); files the catalog does
+    /// not name are warnings, as are entries at absolute URLs (not fetched)
+    /// and entries without a piece map (clients download them whole).
     ///
     /// - Throws: `DeliveryError.system` only when the directory cannot be opened.
     public static func check(_ directory: String, key: PublicKey?) throws(DeliveryError) -> Report {
@@ -80,8 +83,22 @@ public enum PublishedDirectoryCheck {
                 findings.append(Finding(severity: .warning, file: entry.url, pack: entry.id, message: "at an absolute URL: not checked"))
                 continue
             }
-            named.insert(String(entry.url.split(separator: "/").first ?? ""))
-            if let problem = problem(of: entry, in: anchor, directory: directory) { error(entry.url, entry.id, problem) }
+            var files = [entry.url]
+            if let pieces = entry.pieces, !CatalogURL.isAbsolute(pieces.url) { files += [pieces.url, PieceMap.names(ofPackFile: entry.url).glue] }
+            for file in files { named.insert(String(file.split(separator: "/").first ?? "")) }
+            if let problem = problem(of: entry, in: anchor, directory: directory) {
+                error(entry.url, entry.id, problem)
+                continue
+            }
+            guard let pieces = entry.pieces else {
+                findings.append(Finding(severity: .warning, file: entry.url, pack: entry.id, message: "no piece map: clients download it whole"))
+                continue
+            }
+            if CatalogURL.isAbsolute(pieces.url) {
+                findings.append(Finding(severity: .warning, file: pieces.url, pack: entry.id, message: "at an absolute URL: not checked"))
+                continue
+            }
+            findings += PieceMapCheck(entry: entry, pieces: pieces, directory: directory).findings(in: anchor)
         }
         for name in FileSystem.names(in: anchor).sorted() where !named.contains(name) {
             findings.append(Finding(severity: .warning, file: MemberPath.escapingControlCharacters(name), pack: nil,

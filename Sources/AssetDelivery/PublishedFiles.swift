@@ -93,6 +93,44 @@ struct PublishedFiles {
         }
     }
 
+    /// Writes the glue and the piece map of the pack file `name` (placed in
+    /// the directory, with SHA-256 `sha256`) beside it, glue first, each
+    /// unless a file of its name already has its bytes; returns the
+    /// reference to the piece map for the catalog, its URL relative.
+    ///
+    /// - Throws: `.publishRefused` (`.packChanged`) when the file is not the
+    ///   one checked; what making the map throws; `.system`.
+    static func placePieces(of name: String, pack: String, version: UInt64, sha256: String,
+                            in dir: borrowing FileDescriptor, directory: String) throws(DeliveryError) -> Catalog.PiecesReference {
+        let (map, glue) = try PieceMap.makeWithGlue(archivePath: directory + "/" + name, pack: pack, version: version)
+        guard map.sha256 == sha256 else {
+            throw .publishRefused(path: directory, pack: pack, problem: .packChanged,
+                                  detail: "\(name) changed while it was published; publish it again")
+        }
+        let names = PieceMap.names(ofPackFile: name)
+        let bytes = map.encoded()
+        do {
+            try replaceUnlessEqual(names.glue, contents: glue, in: dir, directory: directory)
+            try replaceUnlessEqual(names.pieces, contents: bytes, in: dir, directory: directory)
+        } catch {
+            throw .system(error)
+        }
+        return Catalog.PiecesReference(url: names.pieces, size: UInt64(bytes.count),
+                                       sha256: bytes.withUnsafeBytes { SHA256.hex(SHA256.hash($0)) })
+    }
+
+    /// ``AtomicFile/replace(_:in:path:contents:permissions:)``, unless the
+    /// regular file `name` already holds exactly `contents`.
+    private static func replaceUnlessEqual(_ name: String, contents: [UInt8], in dir: borrowing FileDescriptor, directory: String) throws(Errno) {
+        let anchor = DirectoryAnchor.descriptor(dir.rawValue)
+        if let status = try FileDescriptor.status(of: name, relativeTo: anchor, followingLinks: false),
+           status.isRegularFile, status.size == Int64(contents.count),
+           try FileDescriptor.open(name, [.readOnly, .noFollow], relativeTo: anchor).read(count: contents.count, at: 0) == contents {
+            return
+        }
+        try AtomicFile.replace(name, in: dir, path: directory, contents: contents)
+    }
+
     /// The SHA-256 (hex) of the first `size` bytes of `fd`.
     static func hash(_ fd: borrowing FileDescriptor, size: UInt64) throws(Errno) -> String {
         var hasher = SHA256()
@@ -111,14 +149,15 @@ struct PublishedFiles {
     }
 
     /// Removes the directory's pack files (`<id>-<12 hex>.zip`) that
-    /// `catalog` does not name.
+    /// `catalog` does not name, and the piece maps and glue
+    /// (`<id>-<12 hex>.zip.pieces`, `.zip.glue`) of pack files it does not name.
     static func prune(keeping catalog: Catalog, in dir: borrowing FileDescriptor, directory: String) throws(DeliveryError) -> [Publisher.Change] {
         let anchor = DirectoryAnchor.descriptor(dir.rawValue)
         let named = Set(catalog.packs.map { String($0.url.split(separator: "/").last ?? "") })
         var changes: [Publisher.Change] = []
         do {
             for name in try FileSystem.contents(of: anchor, path: directory).sorted() where !named.contains(name) {
-                guard let id = Publisher.packID(ofContentName: name),
+                guard let id = Publisher.packID(ofContentName: packFileName(of: name)), !named.contains(packFileName(of: name)),
                       try FileDescriptor.status(of: name, relativeTo: anchor, followingLinks: false)?.isRegularFile == true else { continue }
                 try FileSystem.unlink(name, relativeTo: anchor)
                 changes.append(Publisher.Change(kind: .pruned, pack: id, version: nil, file: name))
@@ -128,5 +167,12 @@ struct PublishedFiles {
             throw .system(error.with(operation: error.operation, path: directory))
         }
         return changes
+    }
+
+    /// The pack file a piece map or glue file belongs to (`name` without
+    /// `.pieces` / `.glue`); any other name as it is.
+    static func packFileName(of name: String) -> String {
+        for suffix in [".pieces", ".glue"] where name.hasSuffix(suffix) { return String(name.dropLast(suffix.count)) }
+        return name
     }
 }

@@ -8,10 +8,12 @@ import AssetSystem
 ///
 /// The order of the work, so that a reader of the directory (a static HTTP
 /// server, a CDN, an object store synced from it) always sees a consistent
-/// set: packs first (each via a temporary file, flushed, renamed); then the
-/// signature file, which holds the new catalog's signature and the previous
-/// catalog's; then `catalog.json`; pruning last. All under an OFD lock on
-/// `.publish.lock`, so two publishers take turns.
+/// set: packs first (each via a temporary file, flushed, renamed), each
+/// followed by its glue and piece map (``PieceMap``: `<pack file>.glue`,
+/// `<pack file>.pieces`, written the same way); then the signature file,
+/// which holds the new catalog's signature and the previous catalog's; then
+/// `catalog.json`; pruning last. All under an OFD lock on `.publish.lock`,
+/// so two publishers take turns.
 public enum Publisher {
     public static let catalogName = "catalog.json"
     public static let signatureName = "catalog.json.sig"
@@ -23,7 +25,8 @@ public enum Publisher {
         public var signingKey: SigningKey?
         /// Gives the packs of this publish absolute URLs under this one.
         public var baseURL: String?
-        /// Removes pack files (`<id>-<12 hex>.zip`) the new catalog does not name.
+        /// Removes pack files (`<id>-<12 hex>.zip`) the new catalog does not
+        /// name, with their piece maps and glue.
         public var prune: Bool
         /// When clients stop accepting the catalog; `nil`: never.
         public var expires: CatalogTime?
@@ -129,10 +132,13 @@ public enum Publisher {
             let (version, changed) = try self.version(of: pack, after: entries[pack.id], directory: directory)
             let name = contentName(id: pack.id, sha256: pack.sha256)
             try PublishedFiles.place(pack.path, as: name, sha256: pack.sha256, size: pack.size, in: dir, directory: directory)
+            var pieces = try PublishedFiles.placePieces(of: name, pack: pack.id, version: version, sha256: pack.sha256,
+                                                        in: dir, directory: directory)
+            if let baseURL { pieces.url = baseURL + "/" + pieces.url }
             entries[pack.id] = Catalog.Entry(
                 id: pack.id, version: version, size: pack.size, sha256: pack.sha256,
                 downloadPolicy: pack.description?.downloadPolicy ?? .onDemand, platforms: pack.description?.platforms ?? [],
-                url: baseURL.map { $0 + "/" + name } ?? name)
+                url: baseURL.map { $0 + "/" + name } ?? name, pieces: pieces)
             changes.append(Change(kind: changed ? .published : .unchanged, pack: pack.id, version: version, file: name))
         }
 

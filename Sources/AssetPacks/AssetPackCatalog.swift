@@ -26,9 +26,13 @@ public struct AssetPackCatalog: Sendable, Hashable {
         /// Relative to the catalog (`Tutorial-0123456789ab.zip`) or an
         /// absolute `http(s)://` URL.
         public let url: String
+        /// The pack file's piece map, which lets an update fetch only the
+        /// members not installed (docs/publishing.md); `nil` when the
+        /// publisher wrote none.
+        public let pieces: PiecesReference?
 
         public init(id: String, version: UInt64, size: UInt64, sha256: String, downloadPolicy: AssetPack.DownloadPolicy,
-                    platforms: [AssetPack.Platform], url: String) {
+                    platforms: [AssetPack.Platform], url: String, pieces: PiecesReference? = nil) {
             self.id = id
             self.version = version
             self.size = size
@@ -36,11 +40,28 @@ public struct AssetPackCatalog: Sendable, Hashable {
             self.downloadPolicy = downloadPolicy
             self.platforms = platforms
             self.url = url
+            self.pieces = pieces
         }
 
         /// ``url`` resolved against the catalog's own URL.
         public func url(relativeTo catalogURL: URL) -> URL? {
             URL(string: url, relativeTo: catalogURL)?.absoluteURL
+        }
+    }
+
+    /// Where an entry's piece map is, and what it must check out as.
+    public struct PiecesReference: Sendable, Hashable {
+        /// Relative to the catalog, or an absolute `http(s)://` URL.
+        public let url: String
+        /// Its size in bytes.
+        public let size: UInt64
+        /// Its SHA-256, 64 lowercase hex digits.
+        public let sha256: String
+
+        public init(url: String, size: UInt64, sha256: String) {
+            self.url = url
+            self.size = size
+            self.sha256 = sha256
         }
     }
 
@@ -71,7 +92,7 @@ public struct AssetPackCatalog: Sendable, Hashable {
         packs = catalog.packs.map {
             Entry(id: $0.id, version: $0.version, size: $0.size, sha256: $0.sha256,
                   downloadPolicy: AssetPack.DownloadPolicy($0.downloadPolicy), platforms: $0.platforms.map(AssetPack.Platform.init),
-                  url: $0.url)
+                  url: $0.url, pieces: $0.pieces.map { PiecesReference(url: $0.url, size: $0.size, sha256: $0.sha256) })
         }
     }
 
@@ -79,7 +100,8 @@ public struct AssetPackCatalog: Sendable, Hashable {
         Catalog(sequence: sequence, published: CatalogTime(published), expires: expires.map(CatalogTime.init),
                 packs: packs.map {
                     Catalog.Entry(id: $0.id, version: $0.version, size: $0.size, sha256: $0.sha256,
-                                  downloadPolicy: $0.downloadPolicy.engine, platforms: $0.platforms.map(\.engine), url: $0.url)
+                                  downloadPolicy: $0.downloadPolicy.engine, platforms: $0.platforms.map(\.engine), url: $0.url,
+                                  pieces: $0.pieces.map { Catalog.PiecesReference(url: $0.url, size: $0.size, sha256: $0.sha256) })
                 })
     }
 

@@ -60,6 +60,8 @@ extension AssetPackError {
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
         case .catalogUnavailable(let url, _, _):
             self.init(.catalogUnavailable, path: url, message: message)
+        case .badPieceMap(let url, let pack, let problem, _):
+            self.init(.invalidPieceMap, reason: Reason(problem), pack: pack, path: url, message: message)
         case .store(let e):
             self.init(e)
         case .system(let e):
@@ -83,6 +85,27 @@ extension AssetPackError.Reason {
         case .badURL: self = .catalogBadURL
         case .badTimestamp: self = .catalogBadTimestamp
         case .badValue: self = .catalogBadValue
+        }
+    }
+
+    init(_ problem: DeliveryError.PieceMapProblem) {
+        switch problem {
+        case .notJSON: self = .pieceMapNotJSON
+        case .unsupportedFormat: self = .pieceMapUnsupportedFormat
+        case .missingField: self = .pieceMapMissingField
+        case .wrongType: self = .pieceMapWrongType
+        case .badValue: self = .pieceMapBadValue
+        case .packMismatch: self = .pieceMapPackMismatch
+        case .versionMismatch: self = .pieceMapVersionMismatch
+        case .sizeMismatch: self = .pieceMapSizeMismatch
+        case .sha256Mismatch: self = .pieceMapSHA256Mismatch
+        case .notSorted: self = .pieceMapNotSorted
+        case .overlapping: self = .pieceMapOverlapping
+        case .outsideFile: self = .pieceMapOutsideFile
+        case .glueSizeMismatch: self = .pieceMapGlueSizeMismatch
+        case .tooManyMembers: self = .pieceMapTooManyMembers
+        case .tooLarge: self = .pieceMapTooLarge
+        case .referenceMismatch: self = .pieceMapReferenceMismatch
         }
     }
 

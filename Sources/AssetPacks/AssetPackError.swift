@@ -136,6 +136,11 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pause, resume or cancel named a pack that no download is
         /// running for (``pack``).
         case noDownloadInProgress = 56
+        /// A pack's piece map (``path`` is its URL) is unusable: it does
+        /// not parse, contradicts itself or does not describe the catalog
+        /// entry's file (``reason`` says how). Updates fall back to the full
+        /// download.
+        case invalidPieceMap = 60
         /// The daemon refused this process (its user and group, checked
         /// with `SO_PEERCRED`).
         case peerNotAllowed = 64
@@ -309,6 +314,40 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case moreBytesThanCatalog = 840
         /// The file ended before the catalog's size.
         case fewerBytesThanCatalog = 841
+
+        // invalidPieceMap
+        /// Not strict JSON.
+        case pieceMapNotJSON = 850
+        /// A `format` this version does not read.
+        case pieceMapUnsupportedFormat = 851
+        /// A required field is absent.
+        case pieceMapMissingField = 852
+        /// A field has the wrong JSON type.
+        case pieceMapWrongType = 853
+        /// A field's value is out of range or malformed.
+        case pieceMapBadValue = 854
+        /// It names another pack than the catalog entry.
+        case pieceMapPackMismatch = 855
+        /// It names another version than the catalog entry.
+        case pieceMapVersionMismatch = 856
+        /// It describes a file of another size than the catalog entry's.
+        case pieceMapSizeMismatch = 857
+        /// It describes a file with another SHA-256 than the catalog entry's.
+        case pieceMapSHA256Mismatch = 858
+        /// Its members are not sorted by offset.
+        case pieceMapNotSorted = 859
+        /// Two members' data overlap.
+        case pieceMapOverlapping = 860
+        /// A member's data reaches past the end of the file.
+        case pieceMapOutsideFile = 861
+        /// The glue's size is not the file's less the members'.
+        case pieceMapGlueSizeMismatch = 862
+        /// It lists more members than a map may.
+        case pieceMapTooManyMembers = 863
+        /// It is longer than a map may be.
+        case pieceMapTooLarge = 864
+        /// The bytes fetched are not the size or SHA-256 their reference gives.
+        case pieceMapReferenceMismatch = 865
     }
 
     /// What went wrong.

@@ -23,6 +23,10 @@ extension AssetPackManager {
         /// Seconds without a byte after which a response counts as stalled:
         /// a transient failure, retried from where the file stands.
         public var stallTimeout = 30.0
+        /// Range requests a delta update (a pack whose catalog entry has a
+        /// piece map, with members to copy from installed packs) runs at
+        /// once; 1 to 64.
+        public var maximumRangeRequests = 4
 
         public init(url: String, publicKey: AssetPackPublicKey? = nil, caFile: String? = nil) {
             self.url = url
@@ -163,7 +167,7 @@ extension AssetPackManager {
         var turn: DiscretionaryTurn?
         if discretionary, try engine({ () throws(StoreError) in try store.packRecord(id) }).map({ Self.isCurrent($0, entry) }) != true {
             var waited = false
-            let request = DownloadRequest(entry, url: fetcher.url(of: entry))
+            let request = fetcher.request(for: entry)
             turn = try discretionaryTurn(deferred: { reason in
                 waited = true
                 // A record of its own, unless another process runs the pack's download.
@@ -216,7 +220,7 @@ extension AssetPackManager {
         if deferredReporter == nil, let last = board.status(of: id), last.state == .cancelled, last.updated >= waitingSince {
             throw AssetPackError(.downloadCancelled, pack: id, path: last.url, message: "download of '\(id)' from \(last.url) failed: cancelled")
         }
-        let request = DownloadRequest(entry, url: fetcher.url(of: entry))
+        let request = fetcher.request(for: entry)
         let reporter = deferredReporter ?? DownloadReporter(board: board, request: request)
         reporter.retarget(request)
         if let progress {
@@ -260,6 +264,7 @@ extension AssetPackManager {
         options.maximumAttempts = max(1, source.maximumAttempts)
         options.initialBackoff = source.initialBackoff
         options.http.stallTimeout = source.stallTimeout
+        options.maximumRangeRequests = min(64, max(1, source.maximumRangeRequests))
         let container = store.container
         return try delivery { () throws(DeliveryError) in
             let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, container: container, options: options)

@@ -26,7 +26,16 @@ public struct AssetPackDownloadStatus: Sendable, Hashable {
     public let processID: Int32
     public let started: Date
     public let updated: Date
+    /// Why it is deferred or paused, or why a delta update fell back to the
+    /// whole file (`delta: piece map SHA-256 mismatch; full download`).
     public let reason: String?
+    /// Whether the download copies installed members and fetches the rest
+    /// (a delta update), or fetches the whole file.
+    public let isDelta: Bool
+    /// Bytes received from the server for the file, and bytes copied from
+    /// installed archives (a delta's).
+    public let bytesFetched: UInt64
+    public let bytesReused: UInt64
     /// For a failed or cancelled download, its error's message and code.
     public let errorMessage: String?
     public let errorCode: AssetPackError.Code?
@@ -62,6 +71,9 @@ public struct AssetPackDownloadStatus: Sendable, Hashable {
         started = Date(timeIntervalSince1970: Double(s.started) / 1e6)
         updated = Date(timeIntervalSince1970: Double(s.updated) / 1e6)
         reason = s.reason
+        isDelta = s.mode == .delta
+        bytesFetched = s.fetched
+        bytesReused = s.reused
         errorMessage = s.error
         errorCode = s.code.flatMap { Int32(exactly: $0) }.flatMap(AssetPackError.Code.init(rawValue:))
         isRunning = running && !s.state.isFinal
@@ -82,6 +94,13 @@ public final class AssetPackDownloadProgress: Sendable {
     public let totalUnitCount: Int64
     /// Bytes a second lately, when known.
     public let throughput: Int?
+    /// Of the bytes completed, those received from the server (for a delta
+    /// update: its piece map, glue and ranges) and those copied from
+    /// installed archives (0 but for a delta update).
+    public let bytesFetched: Int64
+    public let bytesReused: Int64
+    /// Why a delta update fell back to downloading the whole file, when it did.
+    public let reason: String?
     /// When the process running the download wrote this progress.
     public let updated: Date
     private let board: DownloadBoard
@@ -92,6 +111,9 @@ public final class AssetPackDownloadProgress: Sendable {
         completedUnitCount = Int64(clamping: status.bytes)
         totalUnitCount = Int64(clamping: status.total)
         throughput = status.rate == 0 ? nil : Int(clamping: status.rate)
+        bytesFetched = Int64(clamping: status.fetched)
+        bytesReused = Int64(clamping: status.reused)
+        reason = status.reason
         updated = Date(timeIntervalSince1970: Double(status.updated) / 1e6)
         self.board = board
     }

@@ -60,7 +60,8 @@ enum DaemonReply {
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
-             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption:
+             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .invalidPieceMap:
             return nil
         }
     }
@@ -175,7 +176,8 @@ enum DaemonReply {
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
-             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption:
+             .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .invalidPieceMap:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {
                 return .failure(.init("status \(status), which the daemon does not send"))

@@ -60,6 +60,7 @@ enum ResultCodes {
         .catalogUnavailable: "catalog unavailable",
         .downloadCancelled: "download cancelled",
         .noDownloadInProgress: "no download in progress",
+        .invalidPieceMap: "invalid piece map",
         .peerNotAllowed: "peer not allowed",
         .malformedRequest: "malformed request",
         .requestTooLarge: "request too large",

@@ -9,6 +9,12 @@ struct Leftover: Sendable {
         /// installed archive (the same inode), which its adopter died
         /// before unlinking.
         case adopted
+        /// The list of completed ranges of a delta download the journal
+        /// still names (`<download>.ranges`): not a leftover, never removed.
+        case downloadRanges
+        /// That list for a download the journal no longer names (adopted or
+        /// discarded before the list went).
+        case orphanRanges
         case other
     }
     /// The name in `staging/`.
@@ -63,6 +69,11 @@ extension AssetStore {
             } else if name.hasSuffix(RetiringArchive.suffix) {
                 kind = .retire
                 base = String(name.dropLast(RetiringArchive.suffix.count))
+            } else if name.hasSuffix(JournalEntry.stagingSuffix + JournalEntry.rangesSuffix) {
+                // The journal is read after the listing: a list is made only once its download's entry is written.
+                let download = String(name.dropLast(JournalEntry.rangesSuffix.count))
+                kind = try journalEntries().contains { $0.stagingName == download } ? .downloadRanges : .orphanRanges
+                base = nil
             } else {
                 kind = try isAdoptedDownload(name, twin) ? .adopted : .other
                 base = nil
@@ -96,7 +107,8 @@ extension AssetStore {
 
     /// Removes what writers that died left behind: their `.install` and
     /// `.retire` twins and the `packs/` files those prove unreferenced, and
-    /// the `.download` names of downloads adopted as installed archives.
+    /// the `.download` names of downloads adopted as installed archives, and
+    /// range lists of downloads the journal no longer names.
     /// Called by every writer under the container lock (shared), before its
     /// own work. Other files in `staging/` are left for verify to report.
     ///
@@ -104,7 +116,7 @@ extension AssetStore {
     @discardableResult
     func reclaimLeftovers() throws(StoreError) -> [String] {
         var removed: [String] = []
-        for leftover in try findLeftovers() where leftover.kind != .other {
+        for leftover in try findLeftovers() where leftover.kind != .other && leftover.kind != .downloadRanges {
             if let archive = leftover.unreferencedArchive, (try? layout.packs.unlink(archive)) != nil {
                 removed.append("packs/" + archive)
             }

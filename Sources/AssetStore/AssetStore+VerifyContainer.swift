@@ -83,6 +83,10 @@ extension AssetStore {
             case .adopted:
                 report.add(.stagingLeftover, pack: nil, object: leftover.name,
                            "staging/\(leftover.name) is a second name of an installed archive, left by a writer that died")
+            case .orphanRanges:
+                report.add(.stagingLeftover, pack: nil, object: leftover.name, "staging/\(leftover.name) lists the ranges of a download that is over")
+            case .downloadRanges:
+                break
             case .other where leftover.name.hasSuffix(JournalEntry.stagingSuffix):
                 if !journalStaging.contains(leftover.name) {
                     report.add(.journalOrphanDownload, pack: nil, object: leftover.name, "staging/\(leftover.name) is a download no journal entry owns")

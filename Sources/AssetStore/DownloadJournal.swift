@@ -26,12 +26,19 @@ public struct JournalEntry: Sendable, Hashable {
     /// The validator (`ETag`) the server gave for the bytes already in the
     /// partial file, sent as `If-Range` when the download resumes.
     public var etag: String?
+    /// For a delta download (bytes copied from installed archives, the rest
+    /// fetched in ranges), the SHA-256 of the piece map it follows; `nil`
+    /// for a download of the whole file from byte 0.
+    public var deltaPieceMap: [UInt8]?
 
     /// The suffix of partial downloads in `staging/`.
     public static let stagingSuffix = ".download"
+    /// The suffix, after a delta download's name, of the file listing the
+    /// byte ranges it completed (`<pack>-<random>.download.ranges`).
+    public static let rangesSuffix = ".ranges"
 
     public init(pack: String, state: State, url: String, catalogVersion: String?, stagingName: String?,
-                expectedSize: UInt64, sha256: [UInt8], etag: String? = nil) {
+                expectedSize: UInt64, sha256: [UInt8], etag: String? = nil, deltaPieceMap: [UInt8]? = nil) {
         self.pack = pack
         self.state = state
         self.url = url
@@ -40,6 +47,7 @@ public struct JournalEntry: Sendable, Hashable {
         self.expectedSize = expectedSize
         self.sha256 = sha256
         self.etag = etag
+        self.deltaPieceMap = deltaPieceMap
     }
 
     var encoded: [UInt8] {
@@ -53,23 +61,35 @@ public struct JournalEntry: Sendable, Hashable {
         w.u64(expectedSize)
         w.lengthPrefixed(sha256)
         w.string(etag ?? "")
+        if let deltaPieceMap {
+            w.u8(1)
+            w.lengthPrefixed(deltaPieceMap)
+        }
         return w.bytes
     }
 
     /// Decodes pack `pack`'s entry; `nil` when the bytes are not one. An
-    /// entry written before the ETag was recorded ends after the SHA-256.
+    /// entry written before the ETag was recorded ends after the SHA-256;
+    /// one of a download of the whole file ends after the ETag.
     init?(pack: String, decoding bytes: UnsafeRawBufferPointer) {
         var r = ByteReader(bytes)
         guard r.u8() == 1, let rawState = r.u8(), let state = State(rawValue: rawState), let url = r.string(),
               let hasVersion = r.u8(), let version = r.string(), let staging = r.string(),
               let size = r.u64(), let sha = r.lengthPrefixed() else { return nil }
         var etag: String?
+        var delta: [UInt8]?
         if !r.isAtEnd {
-            guard let tag = r.string(), r.isAtEnd else { return nil }
+            guard let tag = r.string() else { return nil }
             etag = tag.isEmpty ? nil : tag
+            if !r.isAtEnd {
+                guard r.u8() == 1, let map = r.lengthPrefixed() else { return nil }
+                delta = Array(map)
+            }
+            guard r.isAtEnd else { return nil }
         }
         self.init(pack: pack, state: state, url: url, catalogVersion: hasVersion == 1 ? version : nil,
-                  stagingName: staging.isEmpty ? nil : staging, expectedSize: size, sha256: Array(sha), etag: etag)
+                  stagingName: staging.isEmpty ? nil : staging, expectedSize: size, sha256: Array(sha), etag: etag,
+                  deltaPieceMap: delta)
     }
 }
 

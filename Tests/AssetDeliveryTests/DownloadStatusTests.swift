@@ -15,7 +15,7 @@ import TestSupport
         let bytes = record.encoded()
         #expect(bytes.last == 0x0a && bytes.dropLast().allSatisfy { $0 != 0x0a })
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text == #"{"format":1,"pack":"Base","download":"3f9c0d2e5a7b1c44","state":"downloading","bytes":1048576,"total":67108864,"rate":52428800,"version":"2","url":"http://127.0.0.1:8080/Base-0123456789ab.zip","pid":4242,"started":1796124000123456,"updated":1796124001123456}"# + "\n")
+        #expect(text == #"{"format":1,"pack":"Base","download":"3f9c0d2e5a7b1c44","state":"downloading","bytes":1048576,"total":67108864,"rate":52428800,"version":"2","url":"http://127.0.0.1:8080/Base-0123456789ab.zip","pid":4242,"started":1796124000123456,"updated":1796124001123456,"mode":"full","fetched":0,"reused":0}"# + "\n")
         #expect(DownloadStatus(parsing: bytes) == record)
         // Python reads it as the documented object.
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])

@@ -106,4 +106,12 @@ import AssetSystem
         let back = roundTrip(system)
         #expect(back?.code == .system && back?.systemError == system.systemError && back?.path == system.path)
     }
+
+    @Test func aPieceMapErrorHasItsCodeReasonAndNamesAndCrossesTheWire() {
+        let url = "http://h/Big-0123456789ab.zip.pieces"
+        let error = AssetPackError(delivery: .badPieceMap(url: url, pack: "Big", problem: .overlapping, detail: "members[3] overlaps"))
+        #expect(error.code == .invalidPieceMap && error.reason == .pieceMapOverlapping && error.pack == "Big" && error.path == url)
+        #expect(error.message == "\(url): unusable piece map of 'Big': members[3] overlaps")
+        #expect(roundTrip(error) == error)
+    }
 }

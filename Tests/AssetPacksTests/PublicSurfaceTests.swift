@@ -46,6 +46,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
             .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
             .downloadCancelled: 55, .noDownloadInProgress: 56,
+            .invalidPieceMap: 60,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
         for code in AssetPackError.Code.allCases { #expect(pinned[code] == code.rawValue, "\(code)") }
@@ -60,6 +61,10 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .malformedPrivateKey: 820, .malformedPublicKey: 821, .versionBackwards: 830, .versionReused: 831,
             .duplicatePackInPublish: 832, .signedByOtherKey: 833, .signatureRequired: 834, .packChanged: 835,
             .badPublishArgument: 836, .moreBytesThanCatalog: 840, .fewerBytesThanCatalog: 841,
+            .pieceMapNotJSON: 850, .pieceMapUnsupportedFormat: 851, .pieceMapMissingField: 852, .pieceMapWrongType: 853,
+            .pieceMapBadValue: 854, .pieceMapPackMismatch: 855, .pieceMapVersionMismatch: 856, .pieceMapSizeMismatch: 857,
+            .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
+            .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }

@@ -76,6 +76,14 @@ struct HostingTests {
             #expect(UInt64(got.body.count) == entry.size, "\(entry.id)")
             #expect(got.body == (try p.published(entry.url)), "\(entry.id)")
             try p.mirror.write(entry.url, got.body)
+            // Its piece map and glue, beside it, arrive byte-exact too.
+            let pieces = try #require(entry.pieces, "\(entry.id)")
+            for name in [pieces.url, entry.url + ".glue"] {
+                let file = try Curl.fetch(try #require(URL(string: name, relativeTo: URL(string: url + "/catalog.json")!)).absoluteString)
+                let sent = try p.published(name)
+                #expect(file.status == 200 && file.body == sent, "\(name)")
+                try p.mirror.write(name, file.body)
+            }
         }
         let check = try CLI.assetpack(["verify-published", p.mirror.path, "--key", p.site.pub])
         #expect(check.status == 0, "\(check.out)\(check.stderr)")

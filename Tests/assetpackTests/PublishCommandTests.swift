@@ -283,4 +283,31 @@ import TestSupport
         #expect(badKey.status == 1)
         #expect(badKey.stderr.contains("not an Ed25519 private key") || badKey.stderr.contains("bytes"), "\(badKey.stderr)")
     }
+
+    @Test func eachPackIsPublishedWithItsPieceMapAndGlue() throws {
+        let s = try Site()
+        let pack = try s.pack("Tutorial", String(repeating: "intro ", count: 300))
+        #expect(try s.publish([pack, "--sign", s.key]).status == 0)
+        let entry = try #require(try s.entries().first)
+        let url = try #require(entry["url"] as? String)
+        let pieces = try #require(entry["pieces"] as? [String: Any])
+        #expect(pieces["url"] as? String == url + ".pieces")
+        #expect(try s.files() == [".publish.lock", "catalog.json", "catalog.json.sig", url, url + ".glue", url + ".pieces"].sorted())
+        #expect(pieces["sha256"] as? String == (try s.sha256(s.out + "/" + url + ".pieces")))
+        let map = try JSONSerialization.jsonObject(with: Data(s.dir.read("out/\(url).pieces"))) as? [String: Any]
+        #expect(map?["pack"] as? String == "Tutorial" && map?["sha256"] as? String == entry["sha256"] as? String)
+        #expect((map?["glue"] as? [String: Any])?["url"] as? String == url + ".glue")
+        let member = try #require((map?["members"] as? [[String: Any]])?.first)
+        #expect((member["path"] as? String)?.hasSuffix("data.txt") == true && member["method"] as? Int == 8, "\(member)")
+        #expect(try CLI.assetpack(["verify-published", s.out, "--key", s.pub]).out.isEmpty)
+        // A damaged glue file is an error of its own line; the pack stays clean.
+        try s.flipByte("out/\(url).glue", at: 10)
+        let r = try CLI.assetpack(["verify-published", s.out, "--key", s.pub])
+        #expect(r.status == 1)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1 && lines[0].hasPrefix("error: \(url).glue: pack 'Tutorial': "), "\(r.out)")
+        // Publishing again mends it.
+        #expect(try s.publish([pack, "--sign", s.key]).status == 0)
+        #expect(try CLI.assetpack(["verify-published", s.out, "--key", s.pub]).status == 0)
+    }
 }

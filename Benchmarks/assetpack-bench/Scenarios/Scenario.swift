@@ -48,6 +48,7 @@ enum Scenarios {
         VerifyDeepScenario.scenario,
         ServeScenario.scenario,
         StatusScenario.scenario,
+        UpdateScenario.scenario,
     ]
 
     /// Measured cases that wait for code that does not exist yet.

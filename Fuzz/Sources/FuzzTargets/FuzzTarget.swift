@@ -23,6 +23,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case catalog
     /// `assetpack serve`'s request parser, over a stream of requests.
     case httpRequest = "http-request"
+    /// The piece map parser (delta updates).
+    case pieceMap = "piece-map"
 
     /// Feeds one input to the target's decoder, and returns whether the
     /// decoder accepted it (an archive or manifest parsed, a request or reply
@@ -36,6 +38,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .daemonReply: return DaemonProtocolFuzzing.reply(bytes)
         case .catalog: return CatalogFuzzing.catalog(bytes)
         case .httpRequest: return HTTPRequestFuzzing.requests(bytes)
+        case .pieceMap: return PieceMapFuzzing.pieceMap(bytes)
         }
     }
 

@@ -42,6 +42,7 @@ import FuzzTargets
         case .daemonReply: callback = { FuzzTarget.daemonReply.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         case .catalog: callback = { FuzzTarget.catalog.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         case .httpRequest: callback = { FuzzTarget.httpRequest.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
+        case .pieceMap: callback = { FuzzTarget.pieceMap.run(UnsafeRawBufferPointer(start: $0, count: $1)); return 0 }
         }
         let strings = CommandLine.arguments.map { strdup($0) }
         // Freed when the run ends, or LeakSanitizer reports them at exit.

@@ -190,6 +190,8 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EDLCANCELLED (-55)
 /** No download is running for the pack named. */
 #define AP_ENODOWNLOAD (-56)
+/** A pack's piece map is unusable (updates then download the whole pack). */
+#define AP_EPIECEMAP (-60)
 /** The daemon refused this process. */
 #define AP_EPEER (-64)
 /** The daemon found the request malformed. */

@@ -13,7 +13,9 @@ enum StatusCommand: Command {
         Reads the status record each download keeps in <container>/downloads/<pack>.status, whichever \
         process runs it (this one, another, the daemon): a line per pack with its state, bytes, rate and \
         time left ("interrupted" for a download whose process died: the next fetch resumes it). With \
-        --json: a JSON object per line, the record's members plus "running". With --watch, on a \
+        --json: a JSON object per line, the record's members plus "running" (a delta update's line says \
+        "mode":"delta" with the bytes "reused" from installed packs and "fetched"; one that fell back to \
+        the whole file says why in "reason"). With --watch, on a \
         terminal the lines are redrawn as they change; otherwise (or with --json) a JSON line is printed \
         per change. With a pack, --watch ends when that pack's latest download is over (at once if it \
         is already): exit 0 when it finished, 1 when it failed, was cancelled or its process died; \
@@ -66,6 +68,7 @@ enum StatusLine {
         parts.append("[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]")
         if r.isRunning, r.bytesPerSecond > 0 { parts.append(bytes(r.bytesPerSecond) + "/s") }
         if r.isRunning, let left = r.estimatedTimeRemaining { parts.append(duration(left) + " left") }
+        if r.isDelta { parts.append("delta: \(bytes(r.bytesReused)) reused, \(bytes(r.bytesFetched)) fetched") }
         if let reason = r.reason, !r.isFinal { parts.append("(\(reason))") }
         if let message = r.errorMessage, r.state == .failed { parts.append(message) }
         return parts.joined(separator: "  ")

@@ -171,6 +171,10 @@ let entry = published.catalog.entry(withID: "com.example.Consumer")
 check(entry?.version == 1 && entry?.sha256 == inspected.sha256 && entry?.size == inspected.size, "catalog entry")
 check(entry?.url(relativeTo: URL(string: "https://cdn.example.com/site/catalog.json")!)?.absoluteString
       == "https://cdn.example.com/site/" + (entry?.url ?? ""), "entry URL resolves against the catalog's")
+check(entry?.pieces?.url == (entry?.url ?? "") + ".pieces" && entry?.pieces?.size ?? 0 > 0 && entry?.pieces?.sha256.count == 64,
+      "catalog entry names its piece map")
+let piecesReference = AssetPackCatalog.PiecesReference(url: "p.zip.pieces", size: 1, sha256: String(repeating: "0", count: 64))
+check(piecesReference.size == 1, "pieces reference")
 let findings = try AssetPackPublisher.verifyPublished(at: work + "/site", publicKey: publicKey)
 check(findings.isEmpty, "verify-published clean: \(findings)")
 let catalogBytes = try Data(contentsOf: URL(fileURLWithPath: work + "/site/catalog.json"))
