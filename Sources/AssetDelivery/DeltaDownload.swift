@@ -64,12 +64,11 @@ struct DeltaDownload {
 
     func run() throws(DeliveryError) -> Outcome {
         guard let pieces = request.pieces else { return .notTried }
+        let old = try storing(store.journalEntry(forPack: request.pack)).flatMap { PartialDownload.resumes($0, request) ? $0 : nil }
         // A download of the whole file under way goes on as one.
-        if let old = try storing(store.journalEntry(forPack: request.pack)), PartialDownload.resumes(old, request), old.deltaPieceMap == nil {
-            return .notTried
-        }
+        if let old, old.deltaPieceMap == nil { return .notTried }
         guard try !storing(store.allPackRecords()).isEmpty else { return .notTried }
-        let resuming = try storing(store.journalEntry(forPack: request.pack)).map { PartialDownload.resumes($0, request) && $0.deltaPieceMap != nil } ?? false
+        let resuming = old != nil
         var partial: PartialDownload?
         do throws(Stop) {
             let (map, mapDigest, mapBytes) = try fetchPieceMap(pieces)

@@ -371,6 +371,36 @@ struct DeltaDownloadTests {
         #expect(try s.store.packRecord("P")?.catalogVersion == "1")
     }
 
+    @Test func aPauseDuringTheRangesStopsThemAndTheDeltaGoesOnAfterIt() throws {
+        let s = try Site()
+        let entry = try Self.update(s)
+        let serve = try ServeHost(root: s.root, ["--throttle", "32K", "--fault-path", "*.zip"])
+        defer { serve.stop() }
+        /// Pauses once, when a range has begun to arrive; resumes at once.
+        final class Pauser: DownloadMonitor {
+            var fetched: UInt64 = 0
+            var fetchedAtPause: UInt64?
+            let before: UInt64
+            init(before: UInt64) { self.before = before }
+            func progressed(_ bytes: UInt64, of total: UInt64) -> DownloadInterruption? {
+                guard fetchedAtPause == nil, fetched > before else { return nil }
+                fetchedAtPause = fetched
+                return .pause
+            }
+            func counted(fetched: UInt64, reused: UInt64) { self.fetched = fetched }
+            func installing() {}
+            func waitWhilePaused() -> DownloadInterruption? { nil }
+            func sleep(_ seconds: Double) -> DownloadInterruption? { nil }
+        }
+        // Past the piece map and the glue: bytes of a range.
+        let monitor = Pauser(before: entry.pieces!.size + (try Self.map(s, entry)).glue.size)
+        let outcome = try s.downloader().download(s.request(entry, base: serve.baseURL), monitor: monitor)
+        #expect(SHA256.hex(outcome.record.sha256) == entry.sha256 && monitor.fetchedAtPause != nil)
+        // The ranges the pause cut short were asked for again, whole.
+        let zip = serve.accessLog(count: 3) { $0.target.hasSuffix(".zip") }
+        #expect(zip.count >= 3 && zip.allSatisfy { $0.status == 206 } && Set(zip.map(\.range)).count == 2, "\(zip)")
+    }
+
     @Test func aFullDownloadUnderWayIsNotTurnedIntoADelta() throws {
         let s = try Site()
         let entry = try Self.update(s)
