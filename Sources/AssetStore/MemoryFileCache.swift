@@ -85,17 +85,21 @@ public final class MemoryFileCache: Sendable {
         var making: [Key: DispatchGroup] = [:]
 
         /// Drops the least recently used files until `count` more files of
-        /// `length` bytes in all fit the limits.
-        mutating func evict(toFit length: Int64, count: Int) {
+        /// `length` bytes in all fit the limits, into `dropped`.
+        mutating func evict(toFit length: Int64, count: Int, into dropped: inout [File]) {
             while let victim = files.min(by: { $0.value.used < $1.value.used }),
                   bytes + length > limits.bytes || files.count + count > limits.files {
-                remove(victim.key)
+                remove(victim.key, into: &dropped)
             }
         }
 
-        mutating func remove(_ key: Key) {
+        /// Forgets `key`'s file, into `dropped`: the caller lets go of them
+        /// once the lock is released, since closing a memory file frees its
+        /// pages, which should not hold up other handouts.
+        mutating func remove(_ key: Key, into dropped: inout [File]) {
             guard let gone = files.removeValue(forKey: key) else { return }
             bytes -= gone.file.length
+            dropped.append(gone.file)
         }
     }
 
@@ -111,10 +115,13 @@ public final class MemoryFileCache: Sendable {
     /// Sets what the cache may hold, dropping the least recently used files
     /// that no longer fit.
     public func setLimits(_ limits: Limits) {
-        state.withLock { s in
+        let dropped = state.withLock { s -> [File] in
+            var dropped: [File] = []
             s.limits = limits
-            s.evict(toFit: 0, count: 0)
+            s.evict(toFit: 0, count: 0, into: &dropped)
+            return dropped
         }
+        withExtendedLifetime(dropped) {}
     }
 
     /// The files and bytes held now.
@@ -169,16 +176,21 @@ public final class MemoryFileCache: Sendable {
                     throw error
                 }
                 let file = File(id: id, descriptor: descriptor, length: length, crc32: crc32)
-                state.withLock { s in
+                let dropped = state.withLock { s -> [File] in
+                    var dropped: [File] = []
                     s.making.removeValue(forKey: key)
-                    guard length <= s.limits.bytes, s.limits.files > 0 else { return }
+                    guard length <= s.limits.bytes, s.limits.files > 0 else { return dropped }
                     // A new version of the pack: its old files can never be asked for again.
-                    for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey { s.remove(old) }
-                    s.evict(toFit: length, count: 1)
+                    for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey {
+                        s.remove(old, into: &dropped)
+                    }
+                    s.evict(toFit: length, count: 1, into: &dropped)
                     s.tick += 1
                     s.files[key] = Cached(file: file, used: s.tick)
                     s.bytes += length
+                    return dropped
                 }
+                withExtendedLifetime(dropped) {}
                 return file
             }
         }
@@ -186,8 +198,11 @@ public final class MemoryFileCache: Sendable {
 
     /// Drops every file of `pack` (after it is removed).
     func drop(pack: String) {
-        state.withLock { s in
-            for key in s.files.keys where key.pack == pack { s.remove(key) }
+        let dropped = state.withLock { s -> [File] in
+            var dropped: [File] = []
+            for key in s.files.keys where key.pack == pack { s.remove(key, into: &dropped) }
+            return dropped
         }
+        withExtendedLifetime(dropped) {}
     }
 }
