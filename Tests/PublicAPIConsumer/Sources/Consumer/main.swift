@@ -124,7 +124,7 @@ let raw = standalone.take()
 check(lseek(raw, 0, SEEK_END) == off_t(media.count), "a standalone descriptor ends where the member does")
 close(raw)
 let own = try manager.descriptor(for: "intro.m4v", options: [.standalone, .ownOffset])
-check(lseek(own.fileDescriptor, 0, SEEK_CUR) == 0 && (try own.data()) == media, "a standalone descriptor with its own offset")
+check(try lseek(own.fileDescriptor, 0, SEEK_CUR) == 0 && own.data() == media, "a standalone descriptor with its own offset")
 var uncachedOptions = AssetPackManager.Options()
 uncachedOptions.memoryFileCacheBytes = 0
 uncachedOptions.memoryFileCacheCount = 0
