@@ -22,15 +22,25 @@ import AssetSystem
 ///   consumer that reads to end-of-file, ask for ``Options/standalone``: a
 ///   sealed memory file holding exactly the member at offset 0.
 ///
+/// - Important: The descriptor is a `dup` of one the manager keeps open
+///   (the archive's, or the cached memory file's), as Android's are of the
+///   APK's: every descriptor of the same file that this process holds shares
+///   one file position. Read it with ``read(into:at:)`` or `pread` (or `mmap`
+///   the range), which never use the position, whoever else reads; `read`
+///   and `lseek` move it for all of them. It is set to ``offset`` when the
+///   descriptor is handed out. For a consumer that reads with `read` while
+///   others may read the same member, or to pass the descriptor to another
+///   process, ask for ``Options/ownOffset``.
+///
 /// Close it with ``close()``; a descriptor that is never closed is closed
 /// when the last reference goes. ``take()`` hands ownership of the number to
 /// the caller (to pass it on, or to another library that will close it).
 public final class AssetDescriptor: Sendable {
     /// Where the bytes come from.
     public enum Source: String, Sendable, Hashable {
-        /// A new open file description of the installed archive, positioned
-        /// at `offset`: the member is the range `offset ..< offset + length`
-        /// of it (a stored member). The file goes on past the member.
+        /// The installed archive, positioned at `offset`: the member is the
+        /// range `offset ..< offset + length` of it (a stored member). The
+        /// file goes on past the member.
         case archive
         /// A sealed memory file (`memfd`, sealed against writing, growing
         /// and shrinking) holding exactly the member at offset 0: its end is
@@ -50,6 +60,14 @@ public final class AssetDescriptor: Sendable {
         /// is copied into it once; Linux has no way to open a sub-range of a
         /// file as a file of its own.
         public static let standalone = Options(rawValue: 1)
+
+        /// A new open file description with a file position of its own,
+        /// instead of a `dup` that shares one with every other descriptor of
+        /// the same file in this process: for a consumer that reads with
+        /// `read`, and for a descriptor passed to another process. It costs
+        /// an `open` per call (of the archive, or of the memory file through
+        /// `/proc/self/fd`).
+        public static let ownOffset = Options(rawValue: 2)
     }
 
     /// Where the member starts in the file.
@@ -77,7 +95,8 @@ public final class AssetDescriptor: Sendable {
         if raw >= 0 { try? FileDescriptor(adopting: raw).close() }
     }
 
-    /// The descriptor's number. Its file position is at ``offset``.
+    /// The descriptor's number. Its file position is at ``offset`` when it
+    /// is handed out (shared unless ``Options/ownOffset``).
     ///
     /// - Precondition: the descriptor is neither closed nor taken.
     public var fileDescriptor: Int32 {

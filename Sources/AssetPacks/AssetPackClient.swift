@@ -55,6 +55,8 @@ public final class AssetPackClient: Sendable {
     /// ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``:
     /// a stored member comes as the archive with offset and length, a
     /// deflated one (or any with `.standalone`) as a sealed memory file.
+    /// Every descriptor from the daemon is a new open description with a
+    /// file position of its own, as with `.ownOffset`.
     ///
     /// - Throws: the store's errors as the daemon met them
     ///   (`.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`,

@@ -92,6 +92,15 @@ public final class AssetPackManager: Sendable {
         /// own managers set it.
         public var downloadsInProcess = false
 
+        /// Bytes of sealed memory files (inflated members, standalone
+        /// members) the manager keeps to hand out again: a second
+        /// ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``
+        /// of the same file is a `dup`, not a new inflation; the least
+        /// recently used go first. 0 keeps none.
+        public var memoryFileCacheBytes: Int64 = 64 << 20
+        /// Memory files kept at most (each holds a descriptor); 0 keeps none.
+        public var memoryFileCacheCount = 128
+
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
                     limits: Limits? = nil, catalog: CatalogSource? = nil, discretionary: Discretionary = Discretionary(),
                     systemRoot: String? = nil, downloaderExtension: (any AssetPackDownloaderExtension)? = nil,
@@ -126,12 +135,17 @@ public final class AssetPackManager: Sendable {
     ///   index cannot be opened; `.unsupportedSchema` when another version
     ///   wrote it; `.invalidOption` for a value ``Options`` cannot take.
     public init(container: Container = .default(), options: Options = Options()) throws(AssetPackError) {
+        for (field, value) in [("memoryFileCacheBytes", options.memoryFileCacheBytes), ("memoryFileCacheCount", Int64(options.memoryFileCacheCount))]
+        where value < 0 {
+            throw AssetPackError(.invalidOption, field: field, message: "AssetPackManager.Options.\(field) must be 0 or more (0 keeps none), not \(value)")
+        }
         policies = try Policies(options)
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
         engineOptions.createsContainer = options.createsContainer
         engineOptions.clearsStaleReaders = options.clearsStaleReaders
         engineOptions.limits = options.limits.map(PackLimits.init)
+        engineOptions.memoryFileCache = .init(bytes: options.memoryFileCacheBytes, files: options.memoryFileCacheCount)
         store = try engine { () throws(StoreError) in try AssetStore(container: container.engine, options: engineOptions) }
         self.container = container
         self.catalogSource = options.catalog
@@ -239,13 +253,18 @@ public final class AssetPackManager: Sendable {
     /// a descriptor of the installed archive with the member's range
     /// (``AssetDescriptor/Source/archive`` — read the warning there); a
     /// deflated one, or any with `.standalone`, as a sealed memory file
-    /// holding exactly the member.
+    /// holding exactly the member, made once and kept for the next call
+    /// (``Options/memoryFileCacheBytes``). Unless `options` has `.ownOffset`,
+    /// the descriptor shares its file position with the others of the same
+    /// file (see ``AssetDescriptor``).
     ///
     /// - Throws: as ``contents(at:searchingInAssetPackWithID:verifyingChecksum:)``,
     ///   and `.system` when a descriptor cannot be made (`EMFILE`, …).
     public func descriptor(for path: String, searchingInAssetPackWithID id: String? = nil,
                            options: AssetDescriptor.Options = []) throws(AssetPackError) -> AssetDescriptor {
-        let engineOptions: DescriptorOptions = options.contains(.standalone) ? .standalone : []
+        var engineOptions: DescriptorOptions = []
+        if options.contains(.standalone) { engineOptions.insert(.standalone) }
+        if options.contains(.ownOffset) { engineOptions.insert(.ownOffset) }
         return AssetDescriptor(try engine { () throws(StoreError) in
             try store.descriptor(for: path, inPack: id, options: engineOptions)
         })

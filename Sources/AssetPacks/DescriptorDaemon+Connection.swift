@@ -70,10 +70,11 @@ extension DescriptorDaemon {
         /// The descriptor to send: a stored member's archive as the store
         /// opens it; a memory file from ``MemoryFiles``, shared with every
         /// request for the same member of the same pack version, as a new
-        /// open description (its own file position) of the one file.
+        /// open description (its own file position) of the one file. Never a
+        /// `dup`: a client must not share a file position with others.
         private func descriptor(for request: DaemonRequest, given: inout Set<Int>) throws(AssetPackError) -> MemberDescriptor {
             let store = daemon.manager.store
-            let options: DescriptorOptions = request.standalone ? .standalone : []
+            let options: DescriptorOptions = request.standalone ? [.standalone, .ownOffset] : .ownOffset
             let found: (pack: String, record: MemberRecord)
             do { found = try store.member(at: request.path, inPack: request.pack) } catch { throw AssetPackError(error) }
             guard found.record.method != .stored || request.standalone else {
@@ -82,18 +83,10 @@ extension DescriptorDaemon {
             let files = daemon.memoryFiles
             let uid = self.uid
             let key = MemoryFiles.Key(pack: found.pack, path: request.path, standalone: request.standalone, record: found.record)
-            let file = try files.file(for: key) { () throws(AssetPackError) -> MemoryFiles.Made in
+            let file = try files.file(for: key) { () throws(AssetPackError) -> MemberDescriptor in
                 // Refused before inflating, when it could not be handed out anyway.
                 if let refusal = files.refusal(adding: Int64(found.record.size), for: uid) { throw refusal }
-                do throws(StoreError) {
-                    let d = try store.descriptor(for: request.path, inPack: found.pack, options: options)
-                    // The index named the same record before and after, and archive
-                    // keys are not reused: these are that record's bytes.
-                    let again = try store.member(at: request.path, inPack: found.pack)
-                    return MemoryFiles.Made(descriptor: d, cacheable: again.record == found.record)
-                } catch {
-                    throw AssetPackError(error)
-                }
+                do throws(StoreError) { return try store.descriptor(for: request.path, inPack: found.pack, options: options) } catch { throw AssetPackError(error) }
             }
             if let refusal = files.charge(file, to: uid, given: &given) { throw refusal }
             do { return try file.opened() } catch { throw AssetPackError(error) }

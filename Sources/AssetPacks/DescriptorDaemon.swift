@@ -207,7 +207,7 @@ public final class DescriptorDaemon: Sendable {
         let room = max(2, Self.descriptorLimit() - Self.descriptorsForWork)
         let files = min(64, max(1, room / 4))
         self.maximumConnections = max(1, min(configuration.maximumConnections, room - files))
-        self.memoryFiles = MemoryFiles(capacity: configuration.memoryCacheBytes, maximumFiles: files,
+        self.memoryFiles = MemoryFiles(cache: manager.store.memoryFiles, capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
         self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,

@@ -11,7 +11,8 @@ public func ap_get_descriptor(_ container: OpaquePointer?, _ pack: UnsafePointer
         let info = try Argument.required(info, "ap_get_descriptor", "info")
         try Argument.flags(flags, known: AP_DESCRIPTOR_STANDALONE, "ap_get_descriptor")
         try Argument.structSize(info.pointee.struct_size, MemoryLayout<ap_descriptor_info>.size, "ap_get_descriptor", "info")
-        let options: AssetDescriptor.Options = flags & AP_DESCRIPTOR_STANDALONE != 0 ? .standalone : []
+        // ap_descriptor_info promises a file position of the caller's own.
+        let options: AssetDescriptor.Options = flags & AP_DESCRIPTOR_STANDALONE != 0 ? [.standalone, .ownOffset] : .ownOffset
         let d = try c.manager.descriptor(for: path, searchingInAssetPackWithID: pack, options: options)
         info.pointee.source = d.source == .archive ? AP_SOURCE_ARCHIVE : AP_SOURCE_MEMORY
         info.pointee.offset = d.offset

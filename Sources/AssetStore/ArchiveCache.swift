@@ -3,11 +3,12 @@ import Synchronization
 import AssetSystem
 
 /// A read-only mapping of one installed archive file, shared by every value
-/// that points into it and unmapped when the last of them is gone.
+/// that points into it and unmapped when the last of them is gone, and the
+/// file itself once a descriptor of it was handed out.
 final class ArchiveMap: @unchecked Sendable {
     // Unchecked only for the raw pointer: every property is immutable after
-    // init, and the mapping is read-only and never remapped, so any thread
-    // may read through it.
+    // init (but the atomic `file`), and the mapping is read-only and never
+    // remapped, so any thread may read through it.
     let key: UInt64
     let pack: String
     let base: UnsafeRawPointer?
@@ -41,6 +42,39 @@ final class ArchiveMap: @unchecked Sendable {
 
     /// What keeps the pages mapped, for a borrower that holds it instead of a `Data`.
     var owner: AnyObject { pages }
+
+    /// The archive file, held open from the first descriptor handout of it
+    /// (``duplicateFile(opening:)``) until this map goes; -1 before. It
+    /// lives and dies with the map, so whatever drops the map from the
+    /// cache (a newer version mapped, the pack removed) retires it too.
+    private let file = Atomic<Int32>(-1)
+
+    deinit {
+        let fd = file.load(ordering: .acquiring)
+        if fd >= 0 { try? FileDescriptor(adopting: fd).close() }
+    }
+
+    /// A `dup` of the archive file (sharing one open file description with
+    /// every other), opening it with `open` the first time. Returns `nil`
+    /// when `open` does (the file is gone).
+    func duplicateFile(opening open: () throws(StoreError) -> FileDescriptor?) throws(StoreError) -> FileDescriptor? {
+        var fd = file.load(ordering: .acquiring)
+        if fd < 0 {
+            guard let opened = try open() else { return nil }
+            let raw = opened.take()
+            let (exchanged, original) = file.compareExchange(expected: -1, desired: raw, ordering: .acquiringAndReleasing)
+            if exchanged {
+                fd = raw
+            } else {
+                try? FileDescriptor(adopting: raw).close()  // another thread's is kept
+                fd = original
+            }
+        }
+        let held = FileDescriptor(adopting: fd)
+        let copy = Result { () throws(Errno) in try held.duplicate() }
+        _ = held.take()  // borrowed: the map keeps it
+        do { return try copy.get() } catch { throw .system(error) }
+    }
 }
 
 /// The mappings of the archives this process has read from, by archive key.

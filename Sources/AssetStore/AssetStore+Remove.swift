@@ -34,6 +34,7 @@ extension AssetStore {
         CrashPoint.hit("remove.unlinked-archive")
         reclaimArchives(of: id, keeping: nil)
         archives.evict(pack: id)
+        memoryFiles.drop(pack: id)
         removeLockFile(of: id)
         CrashPoint.hit("remove.done")
         _ = consume packLock

@@ -17,6 +17,9 @@ public final class AssetStore: Sendable {
     public let lockWait: FileLock.Wait
     /// The limits given in ``Options/limits``, which win over the container's.
     let limitsOverride: PackLimits?
+    /// The sealed memory files this store handed out, for the next handout
+    /// of the same member (``Options/memoryFileCache``).
+    public let memoryFiles: MemoryFileCache
 
     /// The index and mappings, shared by every store of this container in
     /// this process (LMDB allows one environment per process and file).
@@ -56,6 +59,10 @@ public final class AssetStore: Sendable {
         /// the ones the container records (``AssetStore/setLimits(_:)``).
         /// `nil`, the default: the container's, or ``PackLimits/defaults``.
         public var limits: PackLimits?
+        /// How many bytes and files of sealed memory files (deflated members,
+        /// standalone members) this store keeps to hand out again
+        /// (``memoryFiles``). Each kept file holds a descriptor.
+        public var memoryFileCache = MemoryFileCache.Limits(bytes: 64 << 20, files: 128)
         public init() {}
     }
 
@@ -77,6 +84,7 @@ public final class AssetStore: Sendable {
         self.container = container
         self.lockWait = options.lockWait
         self.limitsOverride = options.limits
+        self.memoryFiles = MemoryFileCache(limits: options.memoryFileCache)
         let layout = try ContainerLayout(container, creating: options.createsContainer)
         if layout.index.isSymlink { throw .symlinkInContainer(path: layout.index.path) }
         for file in ["data.mdb", "lock.mdb"] where layout.index.status(of: file)?.isSymbolicLink == true {

@@ -39,6 +39,10 @@ int cas_reopen_readonly(int fd) {
     RETURN_OR_ERRNO(open(proc, O_RDONLY | O_CLOEXEC));
 }
 
+int cas_dup_cloexec(int fd) {
+    RETURN_OR_ERRNO(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+}
+
 int cas_close(int fd) {
     RETURN_OR_ERRNO(close(fd));
 }

@@ -68,6 +68,33 @@ import TestSupport
         #expect(throws: Errno.self) { try writable.resize(to: 1) }
     }
 
+    /// Both ways of filling one: a buffer then `write` (up to
+    /// `bufferedLimit`), and a writable mapping (above it); and empty.
+    @Test(arguments: [0, 1, 4096, 16_385, MemoryFile.bufferedLimit, MemoryFile.bufferedLimit + 1, 3 << 20])
+    func filledFilesHoldExactlyTheBytesSealedAndReadOnly(count: Int) throws {
+        let fd = try MemoryFile.sealed(name: "t", count: count) { (buffer: UnsafeMutableRawBufferPointer) throws(Never) in
+            for i in 0 ..< buffer.count { buffer[i] = UInt8(truncatingIfNeeded: i &* 31 &+ i >> 12) }
+        }
+        #expect(try fd.status().size == Int64(count))
+        #expect(try MemoryFile.seals(of: fd) & 0x0f == 0x0f)
+        #expect(fcntl(fd.rawValue, F_GETFL) & O_ACCMODE == O_RDONLY)
+        #expect(lseek(fd.rawValue, 0, SEEK_CUR) == 0)
+        let back = try fd.read(count: count + 1, at: 0)
+        #expect(back.count == count)
+        #expect(back.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset &* 31 &+ $0.offset >> 12) })
+    }
+
+    @Test func duplicatesShareTheFilePosition() throws {
+        let fd = try MemoryFile.sealed(name: "t", copying: Array(0 ..< 100))
+        let copy = try fd.duplicate()
+        #expect(copy.rawValue != fd.rawValue)
+        #expect(fcntl(copy.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(lseek(fd.rawValue, 42, SEEK_SET) == 42)
+        #expect(lseek(copy.rawValue, 0, SEEK_CUR) == 42)
+        let own = try fd.reopenReadOnly()
+        #expect(lseek(own.rawValue, 0, SEEK_CUR) == 0)
+    }
+
     @Test func fillErrorsArePassedThrough() {
         struct Refused: Error {}
         #expect {

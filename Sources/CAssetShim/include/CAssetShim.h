@@ -51,6 +51,11 @@ int cas_link_tmpfile(int fd, int dirfd, const char *path);
  *  has its own file offset and its own access mode. Returns it or -errno. */
 int cas_reopen_readonly(int fd);
 
+/** A new descriptor of the same open file description as fd (same file
+ *  offset and status flags), with O_CLOEXEC. Returns it or -errno.
+ *  The corresponding C function is fcntl(2) F_DUPFD_CLOEXEC. */
+int cas_dup_cloexec(int fd);
+
 /** Closes fd. Returns 0 or -errno. EINTR is not retried: on Linux the
  *  descriptor is released even when close reports EINTR. */
 int cas_close(int fd);

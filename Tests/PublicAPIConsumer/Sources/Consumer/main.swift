@@ -123,6 +123,13 @@ check(standalone.source == .memory && standalone.offset == 0, "standalone")
 let raw = standalone.take()
 check(lseek(raw, 0, SEEK_END) == off_t(media.count), "a standalone descriptor ends where the member does")
 close(raw)
+let own = try manager.descriptor(for: "intro.m4v", options: [.standalone, .ownOffset])
+check(try lseek(own.fileDescriptor, 0, SEEK_CUR) == 0 && own.data() == media, "a standalone descriptor with its own offset")
+var uncachedOptions = AssetPackManager.Options()
+uncachedOptions.memoryFileCacheBytes = 0
+uncachedOptions.memoryFileCacheCount = 0
+let uncached = try AssetPackManager(container: container, options: uncachedOptions)
+check(try uncached.descriptor(for: "intro.m4v", options: .standalone).data() == media, "a manager without a memory-file cache")
 
 // The daemon and its client.
 var daemonConfiguration = DescriptorDaemon.Configuration()

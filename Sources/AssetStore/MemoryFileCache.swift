@@ -1,0 +1,208 @@
+import Dispatch
+import Synchronization
+public import AssetSystem
+
+/// The sealed memory files made for descriptor handouts (deflated members,
+/// and any member asked for standalone), kept so that the next handout of
+/// the same member of the same pack version is a `dup` of the same file
+/// instead of a new inflation.
+///
+/// A sealed memory file cannot change (no write, grow, shrink or new seal),
+/// so one can go to any number of holders. It is kept by
+/// (pack, archive key, member path, standalone): an update of the pack
+/// installs a new archive under a new key, so its members miss the old
+/// files, and the first file made for the new key drops the pack's old
+/// ones. The cache keeps at most ``capacity`` bytes and ``maximumFiles``
+/// files (each holds a descriptor), dropping the least recently used;
+/// dropping one only closes the cache's descriptor, handouts keep theirs.
+/// Concurrent requests for a file being made wait for that one.
+///
+/// One cache serves a store's own handouts and the descriptor daemon's
+/// (which counts each user's share of it by ``File/id``).
+public final class MemoryFileCache: Sendable {
+    /// A member of one pack version, asked for standalone or not: the
+    /// bytes are the same, but each way is a file of its own (the daemon's
+    /// per-user budget counts them apart).
+    public struct Key: Hashable, Sendable {
+        public var pack: String
+        /// Names the pack version: archive keys are not reused.
+        public var archiveKey: UInt64
+        public var path: String
+        public var standalone: Bool
+
+        public init(pack: String, archiveKey: UInt64, path: String, standalone: Bool) {
+            self.pack = pack
+            self.archiveKey = archiveKey
+            self.path = path
+            self.standalone = standalone
+        }
+    }
+
+    /// One sealed memory file: read-only, holding exactly the member at
+    /// offset 0. Its descriptor stays open while the value lives, cached
+    /// or not.
+    public final class File: Sendable {
+        /// Unique among the files of this cache for its life.
+        public let id: Int
+        public let descriptor: FileDescriptor
+        /// The member's length: the file's size.
+        public let length: Int64
+        public let crc32: UInt32
+
+        init(id: Int, descriptor: consuming FileDescriptor, length: Int64, crc32: UInt32) {
+            self.id = id
+            self.descriptor = descriptor
+            self.length = length
+            self.crc32 = crc32
+        }
+    }
+
+    /// How many bytes and files the cache may hold.
+    public struct Limits: Sendable, Hashable {
+        /// Bytes of memory files kept; 0 keeps none.
+        public var bytes: Int64
+        /// Files kept (each holds a descriptor); 0 keeps none.
+        public var files: Int
+
+        public init(bytes: Int64, files: Int) {
+            self.bytes = bytes
+            self.files = files
+        }
+    }
+
+    private struct Cached {
+        var file: File
+        var used: UInt64
+    }
+
+    private struct State {
+        var limits: Limits
+        var files: [Key: Cached] = [:]
+        var bytes: Int64 = 0
+        var tick: UInt64 = 0
+        var nextID = 0
+        /// Keys being made, so that concurrent requests wait for one file.
+        var making: [Key: DispatchGroup] = [:]
+
+        /// Drops the least recently used files until `count` more files of
+        /// `length` bytes in all fit the limits, into `dropped`.
+        mutating func evict(toFit length: Int64, count: Int, into dropped: inout [File]) {
+            while let victim = files.min(by: { $0.value.used < $1.value.used }),
+                  bytes + length > limits.bytes || files.count + count > limits.files {
+                remove(victim.key, into: &dropped)
+            }
+        }
+
+        /// Forgets `key`'s file, into `dropped`: the caller lets go of them
+        /// once the lock is released, since closing a memory file frees its
+        /// pages, which should not hold up other handouts.
+        mutating func remove(_ key: Key, into dropped: inout [File]) {
+            guard let gone = files.removeValue(forKey: key) else { return }
+            bytes -= gone.file.length
+            dropped.append(gone.file)
+        }
+    }
+
+    private let state: Mutex<State>
+
+    init(limits: Limits) {
+        state = Mutex(State(limits: limits))
+    }
+
+    /// What the cache may hold.
+    public var limits: Limits { state.withLock { $0.limits } }
+
+    /// Sets what the cache may hold, dropping the least recently used files
+    /// that no longer fit.
+    public func setLimits(_ limits: Limits) {
+        let dropped = state.withLock { s -> [File] in
+            var dropped: [File] = []
+            s.limits = limits
+            s.evict(toFit: 0, count: 0, into: &dropped)
+            return dropped
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// The files and bytes held now.
+    public var usage: (files: Int, bytes: Int64) { state.withLock { ($0.files.count, $0.bytes) } }
+
+    /// The cached file for `key`, if there is one (counted as a use).
+    public func cached(_ key: Key) -> File? {
+        state.withLock { s in
+            guard let hit = s.files[key] else { return nil }
+            s.tick += 1
+            s.files[key]?.used = s.tick
+            return hit.file
+        }
+    }
+
+    private enum Step {
+        case hit(File)
+        case wait(DispatchGroup)
+        case make(DispatchGroup, Int)
+    }
+
+    /// The cached file for `key`, or the one `make` makes — a sealed,
+    /// read-only memory file of `length` bytes — kept when it fits the
+    /// limits. Concurrent calls for one key wait for one `make`; when it
+    /// throws, each of them tries on its own.
+    func file(for key: Key, length: Int64, crc32: UInt32,
+              make: () throws(StoreError) -> FileDescriptor) throws(StoreError) -> File {
+        while true {
+            let step = state.withLock { s -> Step in
+                if let hit = s.files[key] {
+                    s.tick += 1
+                    s.files[key]?.used = s.tick
+                    return .hit(hit.file)
+                }
+                if let group = s.making[key] { return .wait(group) }
+                let group = DispatchGroup()
+                group.enter()
+                s.making[key] = group
+                s.nextID += 1
+                return .make(group, s.nextID)
+            }
+            switch step {
+            case .hit(let file):
+                return file
+            case .wait(let group):
+                group.wait()
+            case .make(let group, let id):
+                defer { group.leave() }
+                let descriptor: FileDescriptor
+                do { descriptor = try make() } catch {
+                    state.withLock { _ = $0.making.removeValue(forKey: key) }
+                    throw error
+                }
+                let file = File(id: id, descriptor: descriptor, length: length, crc32: crc32)
+                let dropped = state.withLock { s -> [File] in
+                    var dropped: [File] = []
+                    s.making.removeValue(forKey: key)
+                    guard length <= s.limits.bytes, s.limits.files > 0 else { return dropped }
+                    // A new version of the pack: its old files can never be asked for again.
+                    for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey {
+                        s.remove(old, into: &dropped)
+                    }
+                    s.evict(toFit: length, count: 1, into: &dropped)
+                    s.tick += 1
+                    s.files[key] = Cached(file: file, used: s.tick)
+                    s.bytes += length
+                    return dropped
+                }
+                withExtendedLifetime(dropped) {}
+                return file
+            }
+        }
+    }
+
+    /// Drops every file of `pack` (after it is removed).
+    func drop(pack: String) {
+        let dropped = state.withLock { s -> [File] in
+            var dropped: [File] = []
+            for key in s.files.keys where key.pack == pack { s.remove(key, into: &dropped) }
+            return dropped
+        }
+        withExtendedLifetime(dropped) {}
+    }
+}
