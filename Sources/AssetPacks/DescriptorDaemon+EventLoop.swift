@@ -29,6 +29,8 @@ extension DescriptorDaemon {
         private var nextID = 0
         /// Where received bytes land before they are answered or kept.
         private var scratch: [UInt8]
+        /// The events of one wait.
+        private var ready = Epoll.Ready()
         /// The earliest ``Connection/deadline``, or later: when to look.
         private var nextSweep = Double.infinity
         private let configuration: Configuration
@@ -49,12 +51,13 @@ extension DescriptorDaemon {
             while !daemon.isStopping {
                 let now = Monotonic.now
                 if nextSweep <= now { sweep(now) }
-                let events: [Epoll.Event]
-                do { events = try epoll.wait(timeout: nextSweep == .infinity ? nil : max(0, nextSweep - Monotonic.now)) } catch {
+                let count: Int
+                do { count = try epoll.wait(timeout: nextSweep == .infinity ? nil : max(0, nextSweep - Monotonic.now), into: &ready) } catch {
                     configuration.log?("epoll_wait: \(error)")
                     return
                 }
-                for event in events {
+                for i in 0..<count {
+                    let event = ready.event(i)
                     if event.descriptor == wake {
                         daemon.drainWake()
                         for completion in daemon.takeCompletions() { finish(completion) }
@@ -211,11 +214,15 @@ extension DescriptorDaemon {
                 case .request(let request):
                     if let reply = daemon.answerAtOnce(request) { send(c, reply) } else { hand([request], of: c) }
                 case .batch(let batch):
+                    // The members' lookups first, then their replies in one
+                    // burst: the client is not woken for each in between.
                     var members = batch.members[...]
+                    var replies: [Outgoing] = []
                     while let first = members.first, let reply = daemon.answerAtOnce(first) {
-                        send(c, reply)
+                        replies.append(reply)
                         members = members.dropFirst()
                     }
+                    for reply in replies { send(c, reply) }
                     if !members.isEmpty { hand(Array(members), of: c) }
                 case .download(let request):
                     download(request, of: c)

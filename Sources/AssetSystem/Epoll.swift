@@ -60,19 +60,40 @@ public struct Epoll: ~Copyable, Sendable {
     /// `maximum` (≤ 256) of them; empty when the time ran out. A signal ends
     /// the wait early with no events.
     public func wait(timeout: Double?, maximum: Int = 256) throws(Errno) -> [Event] {
-        let count = max(1, min(256, maximum))
+        var ready = Ready(capacity: maximum)
+        let n = try wait(timeout: timeout, into: &ready)
+        return (0..<n).map { ready.event($0) }
+    }
+
+    /// Room for the events of one wait, to be reused from wait to wait.
+    public struct Ready: Sendable {
+        fileprivate var descriptors: [Int32]
+        fileprivate var masks: [UInt32]
+
+        /// Room for `capacity` events (1 to 256).
+        public init(capacity: Int = 256) {
+            let count = max(1, min(256, capacity))
+            descriptors = [Int32](repeating: -1, count: count)
+            masks = [UInt32](repeating: 0, count: count)
+        }
+
+        /// Event `i` of the last wait.
+        public func event(_ i: Int) -> Event { Event(descriptor: descriptors[i], events: Events(rawValue: masks[i])) }
+    }
+
+    /// As ``wait(timeout:maximum:)``, into `ready`; returns how many events it holds.
+    public func wait(timeout: Double?, into ready: inout Ready) throws(Errno) -> Int {
         let milliseconds: Int32 = timeout.map { Int32(clamping: Int(max(0, $0 * 1000).rounded(.up))) } ?? -1
-        var tokens = [Int32](repeating: 0, count: count)
-        var masks = [UInt32](repeating: 0, count: count)
         let ep = descriptor.rawValue
-        let n = tokens.withUnsafeMutableBufferPointer { t in
-            masks.withUnsafeMutableBufferPointer { m in
-                cas_epoll_wait(ep, t.baseAddress, m.baseAddress, Int32(count), milliseconds)
+        let capacity = Int32(ready.descriptors.count)
+        let n = ready.descriptors.withUnsafeMutableBufferPointer { t in
+            ready.masks.withUnsafeMutableBufferPointer { m in
+                cas_epoll_wait(ep, t.baseAddress, m.baseAddress, capacity, milliseconds)
             }
         }
-        if n == -Errno.interrupted.rawValue { return [] }
+        if n == -Errno.interrupted.rawValue { return 0 }
         guard n >= 0 else { throw Errno(-n, operation: "epoll_wait") }
-        return (0..<Int(n)).map { Event(descriptor: tokens[$0], events: Events(rawValue: masks[$0])) }
+        return Int(n)
     }
 }
 
