@@ -17,9 +17,14 @@ import Synchronization
 /// daemon's, goes on when the client exits, and is shared by every client
 /// asking for the same pack (``Configuration/maximumDownloads`` at once).
 ///
-/// One thread accepts; each connection gets its own thread, so a slow or
-/// silent client holds up nobody else. Every peer is checked with
-/// `SO_PEERCRED` when it connects: the daemon's own user, or a user or
+/// One thread — the caller of ``run()`` — serves every connection from an
+/// `epoll` loop, non-blocking, so a slow or silent client holds up nobody
+/// else and an idle connection costs a descriptor, not a thread; lookups
+/// that may block (memory files) run on a few worker threads, download
+/// requests on threads of their own. Requests pipelined on a connection are
+/// answered in order, and a batch request asks for up to 64 members at
+/// once (``AssetPackClient/descriptors(for:searchingInAssetPackWithID:options:)``).
+/// Every peer is checked with `SO_PEERCRED` once, when it connects: the daemon's own user, or a user or
 /// primary group from the allow lists. A request must arrive whole within
 /// ``Configuration/requestTimeout``; an idle connection closes after
 /// ``Configuration/idleTimeout``, or sooner when a new connection needs its
@@ -55,7 +60,8 @@ public final class DescriptorDaemon: Sendable {
         /// Seconds a connection may wait between requests before it closes.
         public var idleTimeout: Double = 300
         /// Connections served at once (lowered to what `ulimit -n` leaves
-        /// room for). A new connection past it, or past
+        /// room for, once the soft limit is raised as far as the hard one
+        /// allows; an idle connection holds a descriptor and no thread). A new connection past it, or past
         /// ``maximumConnectionsPerUser``, closes the oldest idle connection
         /// (of the same user, for the latter); when none is idle it is
         /// answered ``AssetPackError/Code/daemonBusy``.
