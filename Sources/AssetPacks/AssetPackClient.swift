@@ -11,8 +11,9 @@ import AssetStore
 /// `.fileNotFound`, `.ambiguousPath`, …), plus `.daemonUnavailable` when no
 /// daemon answers and a refusal code (`.peerNotAllowed`, `.daemonBusy`, …) when it refuses.
 ///
-/// A client keeps one connection and sends one request at a time on it;
-/// threads sharing a client take turns. When the daemon has closed the
+/// A client keeps one connection and reuses it for every request; threads
+/// sharing a client take turns. ``descriptors(for:searchingInAssetPackWithID:options:)``
+/// asks for many members in one round trip. When the daemon has closed the
 /// connection (it restarted, or the connection sat idle), the next request
 /// reconnects once by itself.
 public final class AssetPackClient: Sendable {
@@ -29,6 +30,8 @@ public final class AssetPackClient: Sendable {
     private struct State {
         var connection: Connection?
         var buffer = [UInt8](repeating: 0, count: DaemonProtocol.headerSize + DaemonProtocol.maximumReplyBody)
+        /// The daemon answered a batch as an unknown kind: ask member by member.
+        var batchesUnsupported = false
     }
 
     private let state = Mutex(State())
@@ -73,23 +76,45 @@ public final class AssetPackClient: Sendable {
         guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
             throw AssetPackError(.requestTooLarge, member: path, path: socketPath, message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
-        return try state.withLock { (state) throws(AssetPackError) -> AssetDescriptor in
+        return try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
+            switch exchange(request, on: socket, buffer: &state.buffer) {
+            case .descriptor(let d): return .done(AssetDescriptor(d))
+            case .failure(let error): throw error
+            case .closedBeforeReply(let e): return .closedBeforeReply(e)
+            case .broken(let e): return .broken(e)
+            }
+        }
+    }
+
+    /// How one exchange on a connection ended.
+    private enum Exchanged<T> {
+        case done(T)
+        /// The connection ended before any byte of the reply.
+        case closedBeforeReply(Errno)
+        /// A timeout, a broken reply, or an end in the middle of one.
+        case broken(Errno)
+    }
+
+    /// Runs `body` on the client's connection (made when there is none),
+    /// holding the lock; when the daemon had closed a connection this client
+    /// used before (it restarted, or closed it as idle) before any byte of
+    /// the reply, once more on a new one, since requests are idempotent.
+    /// An error `body` throws is the daemon's answer, and keeps the connection.
+    private func exchanging<T>(
+        _ body: (inout State, borrowing UnixSocket) throws(AssetPackError) -> Exchanged<T>
+    ) throws(AssetPackError) -> T {
+        try state.withLock { (state) throws(AssetPackError) -> T in
             var reconnected = false
             while true {
                 let fresh = state.connection == nil
                 let connection: Connection
                 if let open = state.connection { connection = open } else { connection = try open() }
                 state.connection = connection
-                let outcome = exchange(request, on: connection.socket, buffer: &state.buffer)
-                switch consume outcome {
-                case .descriptor(let d):
-                    return AssetDescriptor(d)
-                case .failure(let error):
-                    throw error
+                switch try body(&state, connection.socket) {
+                case .done(let value):
+                    return value
                 case .closedBeforeReply(let e):
                     state.connection = nil
-                    // A daemon that restarted or closed an idle connection:
-                    // requests are idempotent, so ask once more.
                     if !fresh && !reconnected {
                         reconnected = true
                         continue
@@ -101,6 +126,99 @@ public final class AssetPackClient: Sendable {
                 }
             }
         }
+    }
+
+    /// Read-only descriptors of several members, in pack `id` or each in
+    /// whichever installed pack holds it, from the daemon in as few round
+    /// trips as it takes: batches of up to 64 members (``DaemonBatchRequest``),
+    /// or one request per member from a daemon that predates batches.
+    ///
+    /// - Returns: one result per path, in order: the descriptor, or the
+    ///   error ``descriptor(for:searchingInAssetPackWithID:options:)`` would
+    ///   have thrown for that member alone (`.fileNotFound` for one does
+    ///   not keep the others from coming).
+    /// - Throws: `.daemonUnavailable` when the daemon cannot be reached, the
+    ///   connection breaks or a reply breaks the protocol; a refusal of
+    ///   the daemon's (`.peerNotAllowed`, `.daemonBusy` for the connection)
+    ///   when it refuses this process before answering.
+    public func descriptors(
+        for paths: [String], searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
+    ) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
+        let standalone = options.contains(.standalone)
+        var results: [Result<AssetDescriptor, AssetPackError>] = []
+        results.reserveCapacity(paths.count)
+        var chunk: [String] = []
+        var chunkBody = (id?.utf8.count ?? 0) + 2
+        func flush() throws(AssetPackError) {
+            guard !chunk.isEmpty else { return }
+            results += try batch(DaemonBatchRequest(pack: id, paths: chunk, standalone: standalone))
+            chunk = []
+            chunkBody = (id?.utf8.count ?? 0) + 2
+        }
+        for path in paths {
+            let size = 2 + path.utf8.count
+            if (id?.utf8.count ?? 0) + 2 + size > DaemonProtocol.maximumRequestBody || path.utf8.count > Int(UInt16.max) {
+                try flush()
+                // Too long for any batch: as a request of its own, refused here.
+                results.append(Result { () throws(AssetPackError) in try descriptor(for: path, searchingInAssetPackWithID: id, options: options) })
+                continue
+            }
+            if chunk.count == DaemonProtocol.maximumBatch || chunkBody + size > DaemonProtocol.maximumRequestBody { try flush() }
+            chunk.append(path)
+            chunkBody += size
+        }
+        try flush()
+        return results
+    }
+
+    /// The replies to one batch, whose members fit one request.
+    private func batch(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
+        if state.withLock({ $0.batchesUnsupported }) { return try singly(request) }
+        let bytes = request.encoded
+        let answered = try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
+            var results: [Result<AssetDescriptor, AssetPackError>] = []
+            var reply = send(bytes, on: socket, buffer: &state.buffer, exactly: true)
+            while true {
+                switch outcome(of: reply, buffer: state.buffer) {
+                case .descriptor(let d):
+                    results.append(.success(AssetDescriptor(d)))
+                case .failure(let error):
+                    if results.isEmpty && (error.code == .malformedRequest || error.code == .requestTooLarge) {
+                        // The batch refused whole: by a daemon that predates
+                        // batches ("unknown request kind 3"), which then
+                        // closes the connection, or as malformed. Member by member.
+                        state.connection = nil
+                        state.batchesUnsupported = error.code == .malformedRequest
+                        return .done(nil)
+                    }
+                    results.append(.failure(error))
+                case .closedBeforeReply(let e):
+                    return results.isEmpty ? .closedBeforeReply(e) : .broken(e)
+                case .broken(let e):
+                    return .broken(e)
+                }
+                if results.count == request.paths.count { return .done(results) }
+                reply = receive(on: socket, buffer: &state.buffer, exactly: true)
+            }
+        }
+        if let answered { return answered }
+        return try singly(request)
+    }
+
+    /// A batch's members asked for one by one.
+    private func singly(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
+        let options: AssetDescriptor.Options = request.standalone ? .standalone : []
+        var results: [Result<AssetDescriptor, AssetPackError>] = []
+        for path in request.paths {
+            do {
+                results.append(.success(try descriptor(for: path, searchingInAssetPackWithID: request.pack, options: options)))
+            } catch where error.code == .daemonUnavailable {
+                throw error
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
     }
 
     private func open() throws(AssetPackError) -> Connection {
@@ -125,7 +243,11 @@ public final class AssetPackClient: Sendable {
 
     /// Sends `request` and reads its reply.
     private func exchange(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Outcome {
-        let reply = send(request, on: socket, buffer: &buffer)
+        outcome(of: send(request, on: socket, buffer: &buffer), buffer: buffer)
+    }
+
+    /// What a descriptor request's reply says.
+    private func outcome(of reply: consuming Reply, buffer: [UInt8]) -> Outcome {
         switch consume reply {
         case .closedBeforeReply(let e): return .closedBeforeReply(e)
         case .broken(let e): return .broken(e)
@@ -157,7 +279,7 @@ public final class AssetPackClient: Sendable {
     }
 
     /// Sends `request` and reads one reply's header and body into `buffer`.
-    func send(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Reply {
+    func send(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8], exactly: Bool = false) -> Reply {
         do throws(Errno) {
             try socket.sendAll(request)
         } catch {
@@ -167,6 +289,13 @@ public final class AssetPackClient: Sendable {
                 return .broken(error.with(operation: "send request"))
             }
         }
+        return receive(on: socket, buffer: &buffer, exactly: exactly)
+    }
+
+    /// Reads one reply's header and body into `buffer`. With `exactly`, never
+    /// past its end (more replies follow: pipelined requests, a batch);
+    /// without, in as few reads as it takes (nothing else is on the way).
+    func receive(on socket: borrowing UnixSocket, buffer: inout [UInt8], exactly: Bool = false) -> Reply {
         var filled = 0
         var descriptor: FileDescriptor?
         var needed = DaemonProtocol.headerSize
@@ -178,7 +307,7 @@ public final class AssetPackClient: Sendable {
                 do throws(Errno) {
                     let (count, raw) = try buffer.withUnsafeMutableBytes { b in
                         Result { () throws(Errno) -> (Int, Int32) in
-                            var r = try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: b[start...]))
+                            var r = try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: exactly ? b[start..<needed] : b[start...]))
                             return (r.count, r.descriptor.take()?.take() ?? -1)
                         }
                     }.get()

@@ -38,16 +38,9 @@ struct DaemonDownloadRequest: Sendable, Equatable {
     var encoded: [UInt8] {
         var body = Array(pack.utf8)
         for field in [catalogURL, publicKey ?? "", caFile ?? ""] { body.appendField(field) }
-        var out = [UInt8]()
-        out.reserveCapacity(DaemonProtocol.headerSize + body.count)
-        out.appendLittleEndian(DaemonProtocol.requestMagic)
-        out.appendLittleEndian(DaemonProtocol.version)
-        out.appendLittleEndian(DaemonProtocol.downloadKind)
-        out.appendLittleEndian(UInt32(truncatingIfNeeded: body.count))
-        out.appendLittleEndian((wait ? DaemonProtocol.waitFlag : 0) | (discretionary ? DaemonProtocol.discretionaryFlag : 0))
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: pack.utf8.count))
-        out.append(contentsOf: body)
-        return out
+        return DaemonProtocol.request(kind: DaemonProtocol.downloadKind,
+                                      flags: (wait ? DaemonProtocol.waitFlag : 0) | (discretionary ? DaemonProtocol.discretionaryFlag : 0),
+                                      packLength: pack.utf8.count, body: body)
     }
 
     /// Decodes a body whose header ``DaemonRequest/parseHeader(_:)`` read as

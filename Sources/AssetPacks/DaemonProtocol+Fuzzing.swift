@@ -4,7 +4,8 @@
 /// Each reads `bytes` as the daemon or the client would read a stream, and
 /// traps (a `precondition`) only where a decoder breaks its own contract.
 package enum DaemonProtocolFuzzing {
-    /// Reads `bytes` as the daemon reads one connection: a header, its body,
+    /// Reads `bytes` as the daemon reads one connection (descriptor, download
+    /// and batch requests): a header, its body,
     /// the next header, until the stream ends or a header is refused (which
     /// closes a real connection). Every request decoded must encode back to
     /// exactly the bytes it came from. Returns whether one was decoded.
@@ -24,6 +25,15 @@ package enum DaemonProtocolFuzzing {
             case .download(let n, let packLength, let wait, let discretionary):
                 length = n
                 decode = { DaemonDownloadRequest.decode(body: $0, packLength: packLength, wait: wait, discretionary: discretionary)?.encoded }
+            case .batch(let n, let packLength, let standalone):
+                length = n
+                decode = { body in
+                    guard case .success(let batch) = DaemonBatchRequest.decode(body: body, packLength: packLength, standalone: standalone) else {
+                        return nil
+                    }
+                    precondition((1...DaemonProtocol.maximumBatch).contains(batch.paths.count), "a batch decoded with \(batch.paths.count) members")
+                    return batch.encoded
+                }
             }
             let start = at + DaemonProtocol.headerSize
             guard bytes.count - start >= length else { return decoded }

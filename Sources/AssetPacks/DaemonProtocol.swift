@@ -9,11 +9,11 @@
 /// |---|---|---|
 /// | 0  | 4 | magic `APDQ` (bytes `41 50 44 51`) |
 /// | 4  | 2 | protocol version, 1 |
-/// | 6  | 2 | kind: 1 = descriptor, 2 = download |
+/// | 6  | 2 | kind: 1 = descriptor, 2 = download, 3 = batch |
 /// | 8  | 4 | body length, at most ``maximumRequestBody`` |
-/// | 12 | 2 | flags: descriptor: bit 0 = standalone; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
-/// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" (descriptor only) |
-/// | 16 | … | descriptor: the pack ID, then the member path (the rest of the body); download: see ``DaemonDownloadRequest`` |
+/// | 12 | 2 | flags: descriptor and batch: bit 0 = standalone; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
+/// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" (descriptor and batch) |
+/// | 16 | … | descriptor: the pack ID, then the member path (the rest of the body); download: see ``DaemonDownloadRequest``; batch: see ``DaemonBatchRequest`` |
 ///
 /// **Reply** (daemon → client), one per request, in order:
 ///
@@ -55,6 +55,12 @@
 /// ("unknown request kind 2") and closes the connection, which tells a
 /// client to download in its own process.
 ///
+/// A batch request (kind 3) is answered with one reply per member, in
+/// order, as ``DaemonBatchRequest`` describes.
+///
+/// Requests may be pipelined: a client may send several before reading,
+/// and the replies come in the order of the requests.
+///
 /// A request whose header is wrong (magic, version, kind, flags, lengths)
 /// gets a failure reply and the connection closes, since the stream can no
 /// longer be framed. A request whose header is right but whose body is not
@@ -74,12 +80,31 @@ enum DaemonProtocol {
     static let replyMagic: UInt32 = 0x5244_5041     // "APDR"
     static let descriptorKind: UInt16 = 1
     static let downloadKind: UInt16 = 2
+    /// A batch: several members of one pack (or searched for) in one request.
+    static let batchKind: UInt16 = 3
+    /// The most members one batch request may name.
+    static let maximumBatch = 64
     static let standaloneFlag: UInt16 = 1
     static let waitFlag: UInt16 = 1
     static let discretionaryFlag: UInt16 = 2
     static let successBodySize = 32
     /// The status of a success reply.
     static let success: UInt16 = 0
+
+    /// A request: its header (`kind`, `flags`, the pack ID's length in the
+    /// body) and `body`.
+    static func request(kind: UInt16, flags: UInt16, packLength: Int, body: [UInt8]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(headerSize + body.count)
+        out.appendLittleEndian(requestMagic)
+        out.appendLittleEndian(version)
+        out.appendLittleEndian(kind)
+        out.appendLittleEndian(UInt32(truncatingIfNeeded: body.count))
+        out.appendLittleEndian(flags)
+        out.appendLittleEndian(UInt16(truncatingIfNeeded: packLength))
+        out.append(contentsOf: body)
+        return out
+    }
 }
 
 /// One request: which member, in which pack, how.
@@ -122,6 +147,8 @@ struct DaemonRequest: Sendable, Equatable {
         case body(length: Int, packLength: Int, standalone: Bool)
         /// A download request (``DaemonDownloadRequest``).
         case download(length: Int, packLength: Int, wait: Bool, discretionary: Bool)
+        /// A batch request (``DaemonBatchRequest``).
+        case batch(length: Int, packLength: Int, standalone: Bool)
         case refused(AssetPackError.Code, String)
     }
 
@@ -136,7 +163,7 @@ struct DaemonRequest: Sendable, Equatable {
             return .refused(.unsupportedVersion, "protocol version \(version) is not supported (this daemon speaks \(DaemonProtocol.version))")
         }
         let kind = h.littleEndian(UInt16.self, at: 6)
-        guard kind == DaemonProtocol.descriptorKind || kind == DaemonProtocol.downloadKind else {
+        guard kind == DaemonProtocol.descriptorKind || kind == DaemonProtocol.downloadKind || kind == DaemonProtocol.batchKind else {
             return .refused(.malformedRequest, "unknown request kind \(kind)")
         }
         let length = Int(h.littleEndian(UInt32.self, at: 8))
@@ -154,6 +181,9 @@ struct DaemonRequest: Sendable, Equatable {
             return .download(length: length, packLength: packLength, wait: flags & DaemonProtocol.waitFlag != 0,
                              discretionary: flags & DaemonProtocol.discretionaryFlag != 0)
         }
+        if kind == DaemonProtocol.batchKind {
+            return .batch(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
+        }
         return .body(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
     }
 
@@ -166,6 +196,93 @@ struct DaemonRequest: Sendable, Equatable {
         if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone) }
         guard let pack = String(validating: packBytes, as: UTF8.self) else { return nil }
         return DaemonRequest(pack: pack, path: path, standalone: standalone)
+    }
+}
+
+/// A batch request (kind 3): several members, of one pack or each searched
+/// for in every installed pack, in one round trip.
+///
+/// The header is a request header (``DaemonProtocol``) with kind 3; flags
+/// bit 0 = standalone (for every member); bytes 14–15 the pack ID's length
+/// (0: search every pack). The body is the pack ID, then a member count
+/// (u16, 1 to ``DaemonProtocol/maximumBatch``), then that many paths, each a
+/// u16 length and UTF-8 bytes, filling the body exactly.
+///
+/// **Replies.** One per member, in the members' order, each exactly the
+/// reply a descriptor request (kind 1) for that member would get: a
+/// success with its descriptor, or that member's failure — a member that
+/// is not found does not keep the others from being answered. A batch
+/// refused as a whole gets a single failure and no member replies:
+/// `requestTooLarge` for a count over ``DaemonProtocol/maximumBatch``,
+/// `malformedRequest` for a count of 0, paths that do not fill the body, or
+/// one that is not UTF-8. Neither status is ever a member's reply, so a
+/// client reading a batch's first reply knows which it got. The connection
+/// stays open in both cases (the header framed the body). A daemon that
+/// predates batches answers `malformedRequest` ("unknown request kind 3")
+/// and closes the connection: the client then asks member by member.
+struct DaemonBatchRequest: Sendable, Equatable {
+    var pack: String?
+    var paths: [String]
+    var standalone: Bool
+
+    /// Why a batch's body is refused as a whole.
+    enum Refusal: Error, Equatable {
+        /// More members than ``DaemonProtocol/maximumBatch``.
+        case tooMany(Int)
+        /// No member, paths that do not fill the body, or bytes that are not UTF-8.
+        case malformed(String)
+
+        var reply: [UInt8] {
+            switch self {
+            case .tooMany(let count):
+                DaemonReply.failure(.requestTooLarge, message: "a batch of \(count) members exceeds the limit of \(DaemonProtocol.maximumBatch)")
+            case .malformed(let message):
+                DaemonReply.failure(.malformedRequest, message: message)
+            }
+        }
+    }
+
+    /// The request's bytes: header and body.
+    var encoded: [UInt8] {
+        var body = pack.map { Array($0.utf8) } ?? []
+        let packLength = body.count
+        body.appendLittleEndian(UInt16(truncatingIfNeeded: paths.count))
+        for path in paths { body.appendField(path) }
+        return DaemonProtocol.request(kind: DaemonProtocol.batchKind, flags: standalone ? DaemonProtocol.standaloneFlag : 0,
+                                      packLength: packLength, body: body)
+    }
+
+    /// The descriptor request for each member, as the daemon answers them.
+    var members: [DaemonRequest] { paths.map { DaemonRequest(pack: pack, path: $0, standalone: standalone) } }
+
+    /// Decodes a body whose header ``DaemonRequest/parseHeader(_:)`` read as `.batch`.
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool) -> Result<DaemonBatchRequest, Refusal> {
+        let pack: String?
+        if packLength == 0 { pack = nil } else {
+            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: body[..<packLength]), as: UTF8.self) else {
+                return .failure(.malformed("the batch's pack ID is not valid UTF-8"))
+            }
+            pack = text
+        }
+        guard body.count - packLength >= 2 else { return .failure(.malformed("the batch has no member count")) }
+        let count = Int(body.littleEndian(UInt16.self, at: packLength))
+        guard count <= DaemonProtocol.maximumBatch else { return .failure(.tooMany(count)) }
+        guard count > 0 else { return .failure(.malformed("a batch of no members")) }
+        var at = packLength + 2
+        var paths: [String] = []
+        paths.reserveCapacity(count)
+        for i in 0..<count {
+            guard body.count - at >= 2 else { return .failure(.malformed("the batch's member \(i + 1) of \(count) runs past its body")) }
+            let n = Int(body.littleEndian(UInt16.self, at: at))
+            guard body.count - at - 2 >= n else { return .failure(.malformed("the batch's member \(i + 1) of \(count) runs past its body")) }
+            guard let path = String(validating: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)]), as: UTF8.self) else {
+                return .failure(.malformed("the batch's member \(i + 1) of \(count) is not valid UTF-8"))
+            }
+            paths.append(path)
+            at += 2 + n
+        }
+        guard at == body.count else { return .failure(.malformed("\(body.count - at) bytes follow the batch's last member")) }
+        return .success(DaemonBatchRequest(pack: pack, paths: paths, standalone: standalone))
     }
 }
 

@@ -8,6 +8,8 @@ extension DescriptorDaemon {
     final class LogLimiter: Sendable {
         enum Kind: Hashable, Sendable {
             case refused, busy, descriptors
+            /// A client that left its replies unread past the request timeout.
+            case unread
         }
 
         private struct Entry {

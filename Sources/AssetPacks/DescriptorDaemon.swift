@@ -17,9 +17,14 @@ import Synchronization
 /// daemon's, goes on when the client exits, and is shared by every client
 /// asking for the same pack (``Configuration/maximumDownloads`` at once).
 ///
-/// One thread accepts; each connection gets its own thread, so a slow or
-/// silent client holds up nobody else. Every peer is checked with
-/// `SO_PEERCRED` when it connects: the daemon's own user, or a user or
+/// One thread — the caller of ``run()`` — serves every connection from an
+/// `epoll` loop, non-blocking, so a slow or silent client holds up nobody
+/// else and an idle connection costs a descriptor, not a thread; lookups
+/// that may block (memory files) run on a few worker threads, download
+/// requests on threads of their own. Requests pipelined on a connection are
+/// answered in order, and a batch request asks for up to 64 members at
+/// once (``AssetPackClient/descriptors(for:searchingInAssetPackWithID:options:)``).
+/// Every peer is checked with `SO_PEERCRED` once, when it connects: the daemon's own user, or a user or
 /// primary group from the allow lists. A request must arrive whole within
 /// ``Configuration/requestTimeout``; an idle connection closes after
 /// ``Configuration/idleTimeout``, or sooner when a new connection needs its
@@ -55,7 +60,8 @@ public final class DescriptorDaemon: Sendable {
         /// Seconds a connection may wait between requests before it closes.
         public var idleTimeout: Double = 300
         /// Connections served at once (lowered to what `ulimit -n` leaves
-        /// room for). A new connection past it, or past
+        /// room for, once the soft limit is raised as far as the hard one
+        /// allows; an idle connection holds a descriptor and no thread). A new connection past it, or past
         /// ``maximumConnectionsPerUser``, closes the oldest idle connection
         /// (of the same user, for the latter); when none is idle it is
         /// answered ``AssetPackError/Code/daemonBusy``.
@@ -103,7 +109,7 @@ public final class DescriptorDaemon: Sendable {
     let configuration: Configuration
     let manager: AssetPackManager
     private let listener: UnixListener
-    /// Written to by ``stop()`` to wake the accepting thread.
+    /// Written to by ``stop()`` and by ``complete(_:)`` to wake the loop.
     private let wake: UnixSocket.Pair
     private let lock: FileLock
     /// Given up to accept a connection when out of descriptors, to answer
@@ -113,16 +119,14 @@ public final class DescriptorDaemon: Sendable {
     /// raced with the descriptors Dispatch opens for the caller's signal
     /// sources, and could end up above them.)
     private let reserve: Mutex<FileDescriptor?>
-    /// Signalled when an evicted connection's thread has closed it.
-    private let evictedClosed = DispatchSemaphore(value: 0)
     let uid: UInt32
-    /// Bounds concurrent lookups, so a crowd of connections holds a bounded
-    /// number of the index's reader slots.
-    let lookups = DispatchSemaphore(value: 8)
-    /// Open connections, to evict idle ones and shut them all down on stop.
-    let connections = Mutex<Connections>(Connections())
-    /// Connection threads still running.
-    let running = DispatchGroup()
+    /// Whether ``stop()`` was called, and the work done off the loop that
+    /// waits for it.
+    let control = Mutex<Control>(Control())
+    /// The threads that run lookups that may block (memory files), so that
+    /// the loop never waits for one; so few that a crowd of connections
+    /// holds a bounded number of the index's reader slots.
+    let workers: Workers
     /// Connections served at once: the configured number, or fewer when
     /// `ulimit -n` leaves no room for it.
     let maximumConnections: Int
@@ -135,21 +139,9 @@ public final class DescriptorDaemon: Sendable {
     /// being opened, memory files being made, standard streams, the reserve).
     static let descriptorsForWork = 32
 
-    struct Connections: ~Copyable {
-        var open: [Int: Slot] = [:]
-        var nextID = 0
+    struct Control: ~Copyable {
         var stopping = false
-    }
-
-    /// One open connection.
-    struct Slot {
-        var descriptor: Int32
-        var uid: UInt32
-        /// Since when it has waited for a request to begin; `nil` while one
-        /// is under way.
-        var idleSince: Double?
-        /// Shut down to make room; its thread is ending.
-        var evicted = false
+        var completions: [Completion] = []
     }
 
     /// Takes the container's daemon lock and binds `daemon.sock`.
@@ -204,12 +196,17 @@ public final class DescriptorDaemon: Sendable {
         }
         // Each connection and each cached memory file holds a descriptor:
         // keep both within `ulimit -n`, with room left for the work itself.
+        // No connection holds a thread, so the soft limit (1024 for the sake
+        // of select(2), which the daemon does not use) is raised as far as
+        // the hard limit allows for what the configuration asks.
+        DescriptorLimit.raise(to: configuration.maximumConnections + 64 + Self.descriptorsForWork)
         let room = max(2, Self.descriptorLimit() - Self.descriptorsForWork)
         let files = min(64, max(1, room / 4))
         self.maximumConnections = max(1, min(configuration.maximumConnections, room - files))
         self.memoryFiles = MemoryFiles(cache: manager.store.memoryFiles, capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
+        self.workers = Workers(count: min(8, max(2, ProcessInfo.processInfo.activeProcessorCount)))
         self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
                                    log: configuration.log)
         self.socketPath = path
@@ -234,37 +231,76 @@ public final class DescriptorDaemon: Sendable {
         return " (pid \(peer.pid))"
     }
 
-    /// Accepts and serves connections until ``stop()``; then removes the
-    /// socket, shuts every connection down and waits up to 2 s for their
-    /// threads. The daemon lock is held until this object goes away.
+    /// Accepts and serves connections until ``stop()``, on the calling
+    /// thread (the event loop; lookups that may block go to the workers);
+    /// then removes the socket, closes every connection and waits up to 2 s
+    /// for the workers. The daemon lock is held until this object goes away.
     public func run() {
-        let fds = [listener.descriptor.rawValue, wake.second.descriptor.rawValue]
-        while !isStopping {
-            let ready: [Int]
-            do { ready = try Poll.readable(fds, timeout: nil) } catch {
-                configuration.log?("poll: \(error)")
-                break
-            }
-            if ready.contains(1) || isStopping { break }
-            if ready.contains(0) { acceptOne() }
+        let loop: EventLoop
+        do { loop = try EventLoop(daemon: self) } catch {
+            configuration.log?("epoll: \(error)")
+            return
         }
-        shutDown()
+        workers.start()
+        loop.run()
+        if !isSocketActivated { try? FileSystem.unlink(socketPath) }
+        loop.closeAll()
+        workers.stop(waiting: 2)
     }
 
     /// Ends ``run()``. Safe from any thread, any number of times.
     public func stop() {
-        let first = connections.withLock { c in
+        let first = control.withLock { c in
             defer { c.stopping = true }
             return !c.stopping
         }
         if first { try? wake.first.sendAll([1]) }
     }
 
-    var isStopping: Bool { connections.withLock { $0.stopping } }
+    var isStopping: Bool { control.withLock { $0.stopping } }
 
-    private func acceptOne() {
+    /// Hands the replies of work done off the loop (a worker's lookups, a
+    /// download) to the loop, waking it when it had nothing waiting.
+    func complete(_ completion: Completion) {
+        let wasEmpty = control.withLock { c in
+            defer { c.completions.append(completion) }
+            return c.completions.isEmpty
+        }
+        if wasEmpty { try? wake.first.sendAll([0]) }
+    }
+
+    /// The completions waiting, taken out.
+    func takeCompletions() -> [Completion] {
+        control.withLock { c in
+            defer { c.completions.removeAll(keepingCapacity: true) }
+            return c.completions
+        }
+    }
+
+    /// Makes the listener and the wake-up socket non-blocking, for the loop.
+    func makeNonBlocking() throws(Errno) {
+        try listener.descriptor.setNonBlocking()
+        try wake.second.descriptor.setNonBlocking()
+    }
+
+    /// The listening socket's and the wake-up socket's descriptor numbers.
+    var listenerNumber: Int32 { listener.descriptor.rawValue }
+    var wakeNumber: Int32 { wake.second.descriptor.rawValue }
+
+    /// Drains the wake-up socket (non-blocking).
+    func drainWake() {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while true {
+            let n = scratch.withUnsafeMutableBytes { b in (try? wake.second.receive(into: b).count) ?? 0 }
+            if n < scratch.count { return }
+        }
+    }
+
+    /// Accepts one connection, when one waits. `nil` when none does (or
+    /// the accept failed); out of descriptors, answers it on the reserve.
+    func acceptOne() -> UnixSocket? {
         do throws(Errno) {
-            admit(try listener.accept())
+            return try listener.accept()
         } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
             // Out of descriptors: close the reserve to accept the connection,
             // tell it so, and take the reserve back. Without a reserve (not
@@ -292,116 +328,26 @@ public final class DescriptorDaemon: Sendable {
                 logs.log(.descriptors, "\(limit): connections wait to be accepted")
                 Monotonic.sleep(0.01)
             }
-        } catch {}
+            return nil
+        } catch {
+            return nil
+        }
     }
 
-    /// Checks a new connection's peer and room for it, and starts its thread.
-    private func admit(_ socket: consuming UnixSocket) {
-        guard let peer = try? socket.peerCredentials() else { return }
+    /// Whether the peer may use the daemon; refuses (and logs) it when not.
+    func allows(_ socket: borrowing UnixSocket, _ peer: UnixSocket.Credentials) -> Bool {
         guard peer.uid == uid || configuration.allowedUIDs.contains(peer.uid) || configuration.allowedGIDs.contains(peer.gid) else {
             logs.log(.refused, "refused pid \(peer.pid): uid \(peer.uid) gid \(peer.gid) is not allowed")
             refuse(socket, .peerNotAllowed, "uid \(peer.uid) (gid \(peer.gid)) is not allowed to use this daemon")
-            return
+            return false
         }
-        let raw = socket.descriptor.rawValue
-        let admitted = connections.withLock { c in Self.admit(raw, uid: peer.uid, into: &c, limit: maximumConnections,
-                                                             perUser: configuration.maximumConnectionsPerUser) }
-        let id: Int
-        switch admitted {
-        case .admitted(let n):
-            id = n
-        case .stopping:
-            return
-        case .busy(let message):
-            logs.log(.busy, "busy: uid \(peer.uid) pid \(peer.pid) refused: \(message)")
-            refuse(socket, .daemonBusy, message + "; try again")
-            return
-        }
-        waitForEvictedConnections()
-        let connection = Connection(socket: socket, id: id, uid: peer.uid, daemon: self)
-        running.enter()
-        let thread = Thread { connection.serve() }
-        thread.name = "assetpack-daemon-\(id)"
-        thread.start()
+        return true
     }
 
-    /// Waits (up to 10 s) until the connections evicted to make room have
-    /// closed, so that connections hold no more descriptors than
-    /// ``maximumConnections``: an evicted one keeps its descriptor until its
-    /// thread wakes up and closes it, and under load a crowd of new
-    /// connections could otherwise outrun those threads and leave the
-    /// requests no descriptors to work with.
-    private func waitForEvictedConnections() {
-        let deadline = DispatchTime.now() + 10
-        while connections.withLock({ $0.open.count > maximumConnections }) {
-            guard evictedClosed.wait(timeout: deadline) == .success else { return }
-        }
-    }
-
-    enum Admission {
-        case admitted(Int)
-        case busy(String)
-        case stopping
-    }
-
-    /// Makes room for a connection of `uid` and records it: past the
-    /// user's limit its oldest idle connection is shut down, past the
-    /// daemon's the oldest idle one of anyone's; with none idle, it is busy.
-    static func admit(_ descriptor: Int32, uid: UInt32, into c: inout Connections, limit: Int, perUser: Int) -> Admission {
-        guard !c.stopping else { return .stopping }
-        let live = c.open.filter { !$0.value.evicted }
-        let mine = live.filter { $0.value.uid == uid }
-        func evictOldestIdle(of candidates: [Int: Slot]) -> Bool {
-            // Idle, and with nothing waiting to be read: not a request that
-            // has arrived but that its thread has not begun to read.
-            let idle = candidates.filter { $0.value.idleSince != nil }.sorted { $0.value.idleSince! < $1.value.idleSince! }
-            guard let victim = idle.first(where: { (try? Poll.readable([$0.value.descriptor], timeout: 0).isEmpty) == true }) else {
-                return false
-            }
-            c.open[victim.key]?.evicted = true
-            // Still open: its thread removes it from `open` before closing it.
-            try? UnixSocket.shutdown(descriptorNumber: victim.value.descriptor)
-            return true
-        }
-        if mine.count >= perUser {
-            guard evictOldestIdle(of: mine) else { return .busy("uid \(uid) already has \(mine.count) connections under way") }
-        } else if live.count >= limit {
-            guard evictOldestIdle(of: live) else { return .busy("the daemon is serving \(live.count) connections") }
-        }
-        c.nextID += 1
-        c.open[c.nextID] = Slot(descriptor: descriptor, uid: uid, idleSince: Monotonic.now)
-        return .admitted(c.nextID)
-    }
-
-    /// Notes whether connection `id` waits for a request to begin (and so
-    /// may be evicted) or has one under way.
-    func setIdle(_ id: Int, _ idle: Bool) {
-        connections.withLock { c in
-            guard c.open[id] != nil else { return }
-            c.open[id]?.idleSince = idle ? Monotonic.now : nil
-        }
-    }
-
-    /// Answers a connection that will not be served, and closes it.
-    private func refuse(_ socket: borrowing UnixSocket, _ code: AssetPackError.Code, _ message: String) {
+    /// Answers a connection that will not be served (before it is made
+    /// non-blocking); the caller then closes it.
+    func refuse(_ socket: borrowing UnixSocket, _ code: AssetPackError.Code, _ message: String) {
         try? socket.setTimeouts(milliseconds: 100)
         try? socket.sendAll(DaemonReply.failure(code, message: message))
-    }
-
-    /// Forgets connection `id`; called by its thread before it closes it, so
-    /// that nothing shuts down a closed descriptor.
-    func finished(_ id: Int) {
-        let evicted = connections.withLock { $0.open.removeValue(forKey: id)?.evicted == true }
-        if evicted { evictedClosed.signal() }
-        running.leave()
-    }
-
-    private func shutDown() {
-        if !isSocketActivated { try? FileSystem.unlink(socketPath) }
-        connections.withLock { c in
-            c.stopping = true
-            for slot in c.open.values where !slot.evicted { try? UnixSocket.shutdown(descriptorNumber: slot.descriptor) }
-        }
-        _ = running.wait(timeout: .now() + 2)
     }
 }

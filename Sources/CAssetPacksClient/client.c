@@ -26,6 +26,10 @@ enum {
     MAX_REPLY_BODY = 65536,
     SUCCESS_BODY_SIZE = 32,
     KIND_DESCRIPTOR = 1,
+    KIND_BATCH = 3,
+    MAX_BATCH = 64,
+    STATUS_MALFORMED = 65,
+    STATUS_TOO_LARGE = 66,
     FLAG_STANDALONE = 1,
     /* Room for this many descriptors in one message's control data: a reply
      * carries one, more are a violation that must still be received to be closed. */
@@ -582,6 +586,44 @@ void apc_close(apc_client *client) {
     free(client);
 }
 
+/* Writes a request header of `kind` into q for a body of `body` bytes. */
+static void put_header(unsigned char *q, uint16_t kind, size_t body, unsigned flags, size_t pack_length) {
+    memcpy(q, request_magic, 4);
+    put16(q + 4, APC_PROTOCOL_VERSION);
+    put16(q + 6, kind);
+    put32(q + 8, (uint32_t)body);
+    put16(q + 12, (flags & APC_STANDALONE) ? FLAG_STANDALONE : 0);
+    put16(q + 14, (uint16_t)pack_length);
+}
+
+/* What one received reply (a success or a failure) gives the member `d`:
+ * APC_OK with the descriptor in `d`, the member's error, or APC_EDAEMON
+ * after a reply that breaks the protocol (the connection is closed then). */
+static int member_result(apc_client *c, outcome o, int fd, uint16_t status, size_t body, apc_descriptor *d) {
+    if (o == OUTCOME_DESCRIPTOR) {
+        if (fd < 0) {
+            violation(c, "a success without a descriptor");
+            disconnect(c);
+            return APC_EDAEMON;
+        }
+        if (read_success(c, fd, body, d) != APC_OK) {
+            close(fd);
+            disconnect(c);
+            return APC_EDAEMON;
+        }
+        return APC_OK;
+    }
+    if (fd >= 0) {
+        close(fd);
+        violation(c, "a failure with a descriptor");
+        disconnect(c);
+        return APC_EDAEMON;
+    }
+    int rc = read_failure(c, status, body);
+    if (rc == APC_EDAEMON) disconnect(c);
+    return rc;
+}
+
 int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned flags, apc_descriptor *d) {
     if (c == NULL) return APC_EINVAL;
     clear_error(c);
@@ -595,12 +637,7 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
     if (pack_length > MAX_REQUEST_BODY || path_length > MAX_REQUEST_BODY - pack_length)
         return fail(c, APC_EREQUESTTOOLARGE, 0, "a request for '%s' is longer than the %d bytes the daemon reads", path, MAX_REQUEST_BODY);
     unsigned char *q = c->request;
-    memcpy(q, request_magic, 4);
-    put16(q + 4, APC_PROTOCOL_VERSION);
-    put16(q + 6, KIND_DESCRIPTOR);
-    put32(q + 8, (uint32_t)(pack_length + path_length));
-    put16(q + 12, (flags & APC_STANDALONE) ? FLAG_STANDALONE : 0);
-    put16(q + 14, (uint16_t)pack_length);
+    put_header(q, KIND_DESCRIPTOR, pack_length + path_length, flags, pack_length);
     if (pack_length) memcpy(q + HEADER_SIZE, pack_id, pack_length);
     memcpy(q + HEADER_SIZE + pack_length, path, path_length);
     size_t request_size = HEADER_SIZE + pack_length + path_length;
@@ -609,38 +646,16 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
     bool reconnected = false;
     for (;;) {
         bool fresh = c->sock < 0;
-        if (fresh) {
-            int rc = open_connection(c, deadline);
-            if (rc != APC_OK) return rc;
-        }
+        int rc = fresh ? open_connection(c, deadline) : APC_OK;
+        if (rc != APC_OK) return rc;
         int fd = -1;
         uint16_t status = 0;
         size_t body = 0;
         outcome o = exchange(c, request_size, &fd, &status, &body, deadline);
         switch (o) {
         case OUTCOME_DESCRIPTOR:
-            if (fd < 0) {
-                violation(c, "a success without a descriptor");
-                disconnect(c);
-                return APC_EDAEMON;
-            }
-            if (read_success(c, fd, body, d) != APC_OK) {
-                close(fd);
-                disconnect(c);
-                return APC_EDAEMON;
-            }
-            return APC_OK;
-        case OUTCOME_FAILURE: {
-            if (fd >= 0) {
-                close(fd);
-                violation(c, "a failure with a descriptor");
-                disconnect(c);
-                return APC_EDAEMON;
-            }
-            int rc = read_failure(c, status, body);
-            if (rc == APC_EDAEMON) disconnect(c);
-            return rc;
-        }
+        case OUTCOME_FAILURE:
+            return member_result(c, o, fd, status, body, d);
         case OUTCOME_CLOSED_EARLY:
             if (fd >= 0) close(fd);
             disconnect(c);
@@ -673,4 +688,116 @@ int apc_error_reason(const apc_client *client) { return client ? client->reason 
 const char *apc_error_field(const apc_client *client, int index) {
     if (client == NULL || index < 0 || index >= client->field_count) return NULL;
     return stored_field(client, index, NULL);
+}
+
+/* The batch's member `i` in the caller's array, whose elements are
+ * `stride` (the caller's sizeof(apc_descriptor)) bytes apart. */
+static apc_descriptor *member_at(apc_descriptor *descriptors, size_t stride, size_t i) {
+    return (apc_descriptor *)(void *)((unsigned char *)descriptors + i * stride);
+}
+
+/* The members one by one, for a daemon that predates batches. */
+static int request_singly(apc_client *c, const char *pack_id, const char *const *paths, size_t count, unsigned flags,
+                          apc_descriptor *descriptors, size_t stride, int *results) {
+    for (size_t i = 0; i < count; i++) {
+        int rc = apc_request(c, pack_id, paths[i], flags, member_at(descriptors, stride, i));
+        if (rc == APC_EDAEMON) {
+            for (size_t j = 0; j < i; j++) {
+                apc_descriptor *d = member_at(descriptors, stride, j);
+                if (d->fd >= 0) { close(d->fd); d->fd = -1; }
+            }
+            return rc;
+        }
+        results[i] = rc;
+    }
+    return APC_OK;
+}
+
+int apc_request_batch(apc_client *c, const char *pack_id, const char *const *paths, size_t count, unsigned flags,
+                      apc_descriptor *descriptors, int *results) {
+    if (c == NULL) return APC_EINVAL;
+    clear_error(c);
+    if (paths == NULL || descriptors == NULL || results == NULL) return fail(c, APC_EINVAL, 0, "no paths, descriptors or results");
+    if (count == 0 || count > MAX_BATCH) return fail(c, APC_EINVAL, 0, "a batch of %zu members (1 to %d)", count, MAX_BATCH);
+    size_t stride = descriptors[0].struct_size;
+    for (size_t i = 0; i < count; i++) {
+        apc_descriptor *d = member_at(descriptors, stride, i);
+        if (d->struct_size < DESCRIPTOR_V1_SIZE || d->struct_size != stride)
+            return fail(c, APC_EINVAL, 0, "descriptor %zu's struct_size is not that of the first, or smaller than version 1's", i);
+        d->fd = -1;
+        results[i] = APC_EDAEMON;
+        if (paths[i] == NULL) return fail(c, APC_EINVAL, 0, "no member path at %zu", i);
+    }
+    if (flags & ~APC_STANDALONE) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~APC_STANDALONE);
+    if (c->socket_path == NULL) return fail(c, APC_EINVAL, 0, "the handle is not connected (apc_connect_socket)");
+    size_t pack_length = pack_id ? strlen(pack_id) : 0, body_length = pack_length + 2;
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(paths[i]);
+        if (n > UINT16_MAX || body_length + 2 + n > MAX_REQUEST_BODY)
+            return fail(c, APC_EREQUESTTOOLARGE, 0, "a batch of %zu members is longer than the %d bytes the daemon reads", count, MAX_REQUEST_BODY);
+        body_length += 2 + n;
+    }
+    unsigned char *q = c->request;
+    put_header(q, KIND_BATCH, body_length, flags, pack_length);
+    unsigned char *at = q + HEADER_SIZE;
+    if (pack_length) memcpy(at, pack_id, pack_length);
+    at += pack_length;
+    put16(at, (uint16_t)count);
+    at += 2;
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(paths[i]);
+        put16(at, (uint16_t)n);
+        memcpy(at + 2, paths[i], n);
+        at += 2 + n;
+    }
+    size_t request_size = HEADER_SIZE + body_length;
+
+    int64_t deadline = deadline_after(c->timeout_ms);
+    bool reconnected = false;
+    for (;;) {
+        bool fresh = c->sock < 0;
+        int rc = fresh ? open_connection(c, deadline) : APC_OK;
+        if (rc != APC_OK) return rc;
+        size_t answered = 0;
+        bool retry = false;
+        while (answered < count) {
+            int fd = -1;
+            uint16_t status = 0;
+            size_t body = 0;
+            outcome o = answered == 0 ? exchange(c, request_size, &fd, &status, &body, deadline)
+                                      : receive_reply(c, &fd, &status, &body, deadline);
+            if (o == OUTCOME_FAILURE && answered == 0 && fd < 0 && (status == STATUS_MALFORMED || status == STATUS_TOO_LARGE)) {
+                /* The batch refused whole: by a daemon that predates batches
+                 * ("unknown request kind 3", then it closes the connection). */
+                disconnect(c);
+                clear_error(c);
+                return request_singly(c, pack_id, paths, count, flags, descriptors, stride, results);
+            }
+            if (o == OUTCOME_DESCRIPTOR || o == OUTCOME_FAILURE) {
+                int member_rc = member_result(c, o, fd, status, body, member_at(descriptors, stride, answered));
+                if (member_rc == APC_EDAEMON && c->sock < 0) goto broken;
+                results[answered++] = member_rc;
+                continue;
+            }
+            if (fd >= 0) close(fd);
+            disconnect(c);
+            if (o == OUTCOME_CLOSED_EARLY && answered == 0 && !fresh && !reconnected) {
+                /* A daemon that restarted or closed an idle connection: ask once more. */
+                reconnected = true;
+                retry = true;
+                break;
+            }
+            if (o == OUTCOME_CLOSED_EARLY) unavailable(c, ECONNRESET, "read reply: the daemon closed the connection");
+            goto broken;
+        }
+        if (retry) continue;
+        return APC_OK;
+    broken:
+        for (size_t j = 0; j < count; j++) {
+            apc_descriptor *d = member_at(descriptors, stride, j);
+            if (d->fd >= 0) { close(d->fd); d->fd = -1; }
+            results[j] = APC_EDAEMON;
+        }
+        return APC_EDAEMON;
+    }
 }

@@ -15,6 +15,9 @@
  *       member's CRC-32; prints requests and leaked
  *   client-check threads TARGET T N PACK PATH
  *       T threads with a handle each, N requests each for PATH; prints requests and leaked
+ *   client-check batch TARGET [--pack ID] [--standalone] PATH...
+ *       one apc_request_batch; prints rc, then for each member a line
+ *       member=RC,LENGTH,CRC_OK (LENGTH and CRC_OK 0 on failure), then leaked
  *   client-check fuzz SOCKET N SEED
  *       a server thread at SOCKET answers N requests with replies mutated from valid
  *       ones (bytes flipped, cut, grown; 0, 1 or 2 descriptors) and closes each
@@ -172,6 +175,29 @@ static int api(void) {
     CHECK(apc_request(c, "p", huge + 1, 0, &d) == APC_EREQUESTTOOLARGE);
     CHECK(strstr(apc_message(c), "longer than the 8192 bytes") != NULL);
     CHECK(apc_error_status(c) == 0 && apc_error_field_count(c) == 0 && apc_error_field(c, 0) == NULL);
+    /* Batches refused before anything is sent. */
+    const char *paths[APC_MAX_BATCH + 1];
+    apc_descriptor many[APC_MAX_BATCH + 1];
+    int results[APC_MAX_BATCH + 1];
+    for (int i = 0; i <= APC_MAX_BATCH; i++) {
+        paths[i] = "a";
+        many[i] = (apc_descriptor)APC_DESCRIPTOR_INIT;
+    }
+    CHECK(apc_request_batch(c, NULL, paths, 0, 0, many, results) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "a batch of 0 members (1 to 64)") != NULL);
+    CHECK(apc_request_batch(c, NULL, paths, APC_MAX_BATCH + 1, 0, many, results) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "a batch of 65 members (1 to 64)") != NULL);
+    CHECK(apc_request_batch(c, NULL, NULL, 1, 0, many, results) == APC_EINVAL);
+    CHECK(apc_request_batch(c, NULL, paths, 1, 0, many, NULL) == APC_EINVAL);
+    CHECK(apc_request_batch(NULL, NULL, paths, 1, 0, many, results) == APC_EINVAL);
+    CHECK(apc_request_batch(c, NULL, paths, 2, 2, many, results) == APC_EINVAL);
+    many[1].struct_size = sizeof(size_t) + sizeof(int);
+    CHECK(apc_request_batch(c, NULL, paths, 2, 0, many, results) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "struct_size") != NULL);
+    many[1] = (apc_descriptor)APC_DESCRIPTOR_INIT;
+    const char *long_paths[2] = {huge + 4000, huge + 4000};   /* 4193 bytes each: one is fine, two are not */
+    CHECK(apc_request_batch(c, NULL, long_paths, 2, 0, many, results) == APC_EREQUESTTOOLARGE);
+    CHECK(strstr(apc_message(c), "a batch of 2 members is longer than the 8192 bytes") != NULL);
     free(huge);
     /* A request on it tries to connect, and fails as the connect did. */
     CHECK(apc_request(c, "p", "a", 0, &d) == APC_EDAEMON && apc_error_number(c) == ENOENT);
@@ -232,6 +258,37 @@ static int get(int argc, char **argv) {
     }
     apc_close(c);
     printf("signals=%d\nleaked=%d\n", (int)signals, open_descriptors() - before);
+    return failures ? 1 : 0;
+}
+
+static int batch(int argc, char **argv) {
+    if (argc < 5) { fprintf(stderr, "usage: client-check batch TARGET [options] PATH...\n"); return 64; }
+    const char *pack = NULL, *paths[APC_MAX_BATCH];
+    size_t count = 0;
+    unsigned flags = 0;
+    for (int i = 4; i < argc; i++) {
+        if (!strcmp(argv[i], "--pack") && i + 1 < argc) pack = argv[++i];
+        else if (!strcmp(argv[i], "--standalone")) flags |= APC_STANDALONE;
+        else if (count < APC_MAX_BATCH) paths[count++] = argv[i];
+        else return 64;
+    }
+    int before = open_descriptors();
+    apc_client *c;
+    if (apc_create(&c) != APC_OK) return 2;
+    apc_descriptor d[APC_MAX_BATCH];
+    int results[APC_MAX_BATCH];
+    for (size_t i = 0; i < count; i++) d[i] = (apc_descriptor)APC_DESCRIPTOR_INIT;
+    int rc = connect_target(c, argv[2], argv[3]);
+    if (rc == APC_OK) rc = apc_request_batch(c, pack, paths, count, flags, d, results);
+    printf("rc=%d\n", rc);
+    for (size_t i = 0; rc == APC_OK && i < count; i++) {
+        int ok = results[i] == APC_OK;
+        CHECK(ok == (d[i].fd >= 0));
+        printf("member=%d,%lld,%d\n", results[i], ok ? (long long)d[i].length : 0LL, ok ? bytes_match(&d[i]) : 0);
+        if (ok) close(d[i].fd);
+    }
+    apc_close(c);
+    printf("leaked=%d\n", open_descriptors() - before);
     return failures ? 1 : 0;
 }
 
@@ -477,6 +534,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "api")) return api();
     if (argc >= 2 && !strcmp(argv[1], "get")) return get(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "cycles")) return cycles(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "batch")) return batch(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "threads")) return threads(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "fuzz")) return fuzz(argc, argv);
     fprintf(stderr, "usage: client-check api | get TARGET ... | cycles TARGET N PACK PATH... | threads ... | fuzz ...\n");

@@ -117,12 +117,12 @@ import TestSupport
         let r = try Program.run(script, ["/opt/assetpacks"], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let root = s.file("stage/opt/assetpacks")
-        for file in ["include/assetpacks-client.h", "lib/libassetpacks-client.so.1.0.0", "lib/libassetpacks-client.so.1",
+        for file in ["include/assetpacks-client.h", "lib/libassetpacks-client.so.1.1.0", "lib/libassetpacks-client.so.1",
                      "lib/libassetpacks-client.so", "lib/libassetpacks-client.a"] {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file)")
         }
         let pc = try String(contentsOfFile: root + "/lib/pkgconfig/assetpacks-client.pc", encoding: .utf8)
-        #expect(pc.hasPrefix("prefix=/opt/assetpacks\n") && pc.contains("\nVersion: 1.0.0\n") && pc.contains("-lassetpacks-client"))
+        #expect(pc.hasPrefix("prefix=/opt/assetpacks\n") && pc.contains("\nVersion: 1.1.0\n") && pc.contains("-lassetpacks-client"))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/lib/libassetpacks-client.so") == "libassetpacks-client.so.1")
         for args in [["--build-only"], ["a", "b"], ["--bogus"], ["--build-only", "a", "b"]] {
             let bad = try Program.run(script, args)
@@ -239,6 +239,23 @@ import TestSupport
                     #expect(a["length"] == String(want.stdout.count))
                     if standalone || c.source == "1" { #expect(a["offset"] == "0" && a["size"] == a["length"]) }
                 }
+            }
+        }
+    }
+
+    /// apc_request_batch: every member answered in order, a missing one
+    /// with its own code, the others' bytes with their CRC-32.
+    @Test(.timeLimit(.minutes(1))) func aBatchAnswersEveryMemberInOrder() throws {
+        try Self.withDaemon("assetpack-cclient-batch") { b, _, socket in
+            let paths = ["tiny/t001", "no/such", "text/a.txt", "media/big.bin", "tiny/t047"]
+            for standalone in [[String](), ["--standalone"]] {
+                let r = try Program.run(b.check, ["batch", "--socket", socket, "--pack", "stress"] + standalone + paths)
+                #expect(r.status == 0 && r.stderr.isEmpty, "\(r.out) \(r.stderr)")
+                let lines = r.out.split(separator: "\n").map(String.init)
+                #expect(lines.first == "rc=0" && lines.last == "leaked=0", "\(r.out)")
+                #expect(lines.filter { $0.hasPrefix("member=") } == [
+                    "member=0,17,1", "member=-2,0,0", "member=0,50000,1", "member=0,200000,1", "member=0,63,1",
+                ], "\(r.out)")
             }
         }
     }

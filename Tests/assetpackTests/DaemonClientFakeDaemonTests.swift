@@ -247,4 +247,31 @@ import TestSupport
             #expect(interrupt.isEmpty ? t["signals"] == "0" : Int(t["signals"] ?? "") ?? 0 > 2, "\(t.values)")
         }
     }
+
+    /// A daemon that predates batches answers one "unknown request kind 3"
+    /// and closes: both clients then ask member by member, each on the
+    /// connection the fake daemon gives it.
+    @Test(.timeLimit(.minutes(1))) func aDaemonWithoutBatchesIsAskedMemberByMember() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-client-old-daemon")
+        let file = s.file("member")
+        try Data(repeating: 7, count: 10).write(to: URL(fileURLWithPath: file))
+        let unknown = Self.whole(status: 65, Self.failureBody([Array("unknown request kind 3".utf8)]))
+        let found = Self.whole(status: 0, Self.successBody(), passing: file)
+        let missing = Self.whole(status: 2, Self.failureBody([Array("b".utf8), Array("no b".utf8)]))
+        for client in ["swift", "c"] {
+            let old = try FakeDaemon(s.file("old-\(client).sock"), [unknown, found, missing, found])
+            defer { old.stop() }
+            if client == "swift" {
+                let results = try AssetPackClient(socketPath: old.path).descriptors(for: ["a", "b", "c"])
+                #expect(results.count == 3)
+                #expect((try? results[0].get().length) == 10 && (try? results[2].get().length) == 10)
+                if case .failure(let e) = results[1] { #expect(e.code == .fileNotFound && e.member == "b", "\(e)") } else { Issue.record("b was found") }
+            } else {
+                let r = try Program.run(b.check, ["batch", "--socket", old.path, "a", "b", "c"])
+                #expect(r.status == 0 && r.out == "rc=0\nmember=0,10,0\nmember=-2,0,0\nmember=0,10,0\nleaked=0\n", "\(r.out) \(r.stderr)")
+            }
+            #expect(old.connections == 4)
+        }
+    }
 }

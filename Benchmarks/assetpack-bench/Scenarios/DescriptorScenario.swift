@@ -23,8 +23,11 @@ import AssetStore
 ///   open description by name, as the daemon and the C API ask for).
 /// - `descriptor/daemon`: a stored member's descriptor from `assetpack
 ///   daemon` (another process) over its socket, `SCM_RIGHTS`; against the
-///   bare one-byte Unix-socket round trip. Needs `assetpack` built beside
-///   this executable (`swift build -c release`).
+///   bare one-byte Unix-socket round trip; with a note of the daemon's
+///   threads and resident memory with 10,000 idle clients connected. Needs
+///   `assetpack` built beside this executable (`swift build -c release`).
+/// - `descriptor/daemon-batch`: 16 stored members' descriptors in one batch
+///   request; against 16 requests in turn and 16 bare round trips.
 enum DescriptorScenario {
     static let scenario = Scenario(
         "descriptor", "descriptor handouts per second: stored (archive range), deflated (sealed memfd), standalone"
@@ -86,22 +89,147 @@ enum DescriptorScenario {
                            summary: "stored members (1–16 KiB) asked for standalone again: 64 kept sealed `memfd`s, each handout a `dup`; files: `open` of the same 64 files",
                            measurements: standaloneRepeat),
         ]
-        if let daemon = try DaemonProcess.start(executable: ctx.executable, container: stored.container) {
+        if let daemon = try DaemonProcess.start(executable: ctx.executable, container: stored.container,
+                                                arguments: DaemonIdleClients.daemonArguments) {
             defer { daemon.stop() }
-            let client = AssetPackClient(socketPath: stored.container.daemonSocketPath)
-            let viaDaemon = try Competition.run([
-                Contender("assetpacks", DaemonHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
-                Contender("unix-socket", UnixSocketRoundTrip(socket: try EchoSocket())),
-            ], items: stored.members.count, plan: plan, seed: 0xD4)
-            results.append(ScenarioResult(
-                name: "descriptor/daemon",
-                summary: "descriptor of a stored member from `assetpack daemon` over its socket (request, SO_PEERCRED-checked lookup, SCM_RIGHTS reply); "
-                    + "unix-socket: one-byte round trip to an echo thread",
-                measurements: viaDaemon))
+            results += try daemonCases(daemon, stored, plan)
         } else {
             Log.info("  descriptor/daemon skipped: no assetpack binary beside \(ctx.executable)")
         }
         return results
+    }
+}
+
+extension DescriptorScenario {
+    /// `descriptor/daemon` and `descriptor/daemon-batch`, against the daemon
+    /// `daemon` serves `stored` with; the first with a note of what 10,000
+    /// idle clients cost the daemon.
+    static func daemonCases(_ daemon: DaemonProcess, _ stored: SmallDataset, _ plan: Plan) throws -> [ScenarioResult] {
+        let client = AssetPackClient(socketPath: stored.container.daemonSocketPath)
+        let viaDaemon = try Competition.run([
+            Contender("assetpacks", DaemonHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+            Contender("unix-socket", UnixSocketRoundTrip(socket: try EchoSocket())),
+        ], items: stored.members.count, plan: plan, seed: 0xD4)
+        let size = DaemonBatchHandout.size
+        let batches = stored.members.count / size
+        let viaBatches = try Competition.run([
+            Contender("assetpacks", DaemonBatchHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+            Contender("one-by-one", DaemonSinglesHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+            Contender("unix-socket", UnixSocketRoundTrips(socket: try EchoSocket(), count: size)),
+        ], items: batches, plan: plan, seed: 0xD5)
+        let idle = try DaemonIdleClients.measure(daemon, socketPath: stored.container.daemonSocketPath)
+        let perMember = viaBatches.first { $0.contender == "assetpacks" }.map { Format.duration($0.p50 / Double(size)) } ?? "–"
+        return [
+            ScenarioResult(
+                name: "descriptor/daemon",
+                summary: "descriptor of a stored member from `assetpack daemon` over its socket (request, lookup, SCM_RIGHTS reply; "
+                    + "SO_PEERCRED once per connection); unix-socket: one-byte round trip to an echo thread",
+                measurements: viaDaemon, notes: [idle]),
+            ScenarioResult(
+                name: "descriptor/daemon-batch",
+                summary: "\(size) stored members' descriptors from `assetpack daemon` per operation: assetpacks one batch request "
+                    + "(`descriptors(for:)`, one reply per member); one-by-one: \(size) requests in turn; unix-socket: \(size) one-byte round trips",
+                measurements: viaBatches, notes: ["per member in a batch: \(perMember) (p50 / \(size))"]),
+        ]
+    }
+}
+
+/// A batch of ``size`` descriptors from the daemon in one request, closed at once.
+struct DaemonBatchHandout: Operation {
+    static let size = 16
+    let client: AssetPackClient
+    let pack: String
+    let paths: [String]
+
+    @inline(__always)
+    mutating func run(_ item: Int) throws -> Int {
+        let start = item * Self.size
+        var total = 0
+        for result in try client.descriptors(for: Array(paths[start..<(start + Self.size)]), searchingInAssetPackWithID: pack) {
+            total += Int(try result.get().length)
+        }
+        return total
+    }
+}
+
+/// The same ``DaemonBatchHandout/size`` descriptors, one request each.
+struct DaemonSinglesHandout: Operation {
+    let client: AssetPackClient
+    let pack: String
+    let paths: [String]
+
+    @inline(__always)
+    mutating func run(_ item: Int) throws -> Int {
+        var total = 0
+        for path in paths[(item * DaemonBatchHandout.size)..<((item + 1) * DaemonBatchHandout.size)] {
+            total += Int(try client.descriptor(for: path, searchingInAssetPackWithID: pack).length)
+        }
+        return total
+    }
+}
+
+/// `count` bare round trips in turn.
+struct UnixSocketRoundTrips: Operation {
+    var one: UnixSocketRoundTrip
+    let count: Int
+
+    init(socket: EchoSocket, count: Int) {
+        one = UnixSocketRoundTrip(socket: socket)
+        self.count = count
+    }
+
+    @inline(__always)
+    mutating func run(_ item: Int) throws -> Int {
+        var total = 0
+        for i in 0..<count { total &+= try one.run(item &+ i) }
+        return total
+    }
+}
+
+/// What idle clients cost the daemon: its threads and resident memory
+/// (`/proc/PID`) before and with ``count`` connections that send nothing.
+enum DaemonIdleClients {
+    static let count = 10_000
+    /// The daemon's limits let ``count`` connections of one user in.
+    static let daemonArguments = ["--max-connections", String(count + 64), "--max-connections-per-user", String(count + 64),
+                                  "--first-request-timeout", "600"]
+
+    static func measure(_ daemon: DaemonProcess, socketPath: String) throws -> String {
+        // Two descriptors per connection on this machine: ours and the daemon's.
+        let limit = DescriptorLimit.raise(to: count + 512) ?? 0
+        guard limit >= count + 512 else { return "idle clients not measured: ulimit -n allows \(limit) descriptors" }
+        let pid = daemon.pid
+        let before = (threads: threads(of: pid), rss: residentKiB(of: pid))
+        final class Held {
+            let socket: UnixSocket
+            init(_ socket: consuming UnixSocket) { self.socket = socket }
+        }
+        var sockets: [Held] = []
+        for _ in 0..<count {
+            guard let socket = try? UnixSocket.connect(to: socketPath) else { break }
+            sockets.append(Held(socket))
+        }
+        // Wait until the daemon holds them all (each is a descriptor there).
+        let deadline = Monotonic.now + 60
+        while descriptors(of: pid) < sockets.count, Monotonic.now < deadline { Monotonic.sleep(0.05) }
+        let with = (threads: threads(of: pid), rss: residentKiB(of: pid))
+        return "with \(Format.count(sockets.count)) idle clients connected the daemon had \(with.threads) threads "
+            + "(\(before.threads) before) and \(with.rss / 1024) MiB resident (\(before.rss / 1024) MiB before): "
+            + "\(String(format: "%.1f", Double(with.rss - before.rss) / Double(max(1, sockets.count)))) KiB per connection"
+    }
+
+    static func threads(of pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 0
+    }
+
+    static func descriptors(of pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    static func residentKiB(of pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 }
 
@@ -126,12 +254,12 @@ final class DaemonProcess {
 
     /// Starts the daemon and waits for its "serving" line; `nil` when no
     /// `assetpack` binary sits beside `executable`.
-    static func start(executable: String, container: GroupContainer) throws -> DaemonProcess? {
+    static func start(executable: String, container: GroupContainer, arguments: [String] = []) throws -> DaemonProcess? {
         let binary = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("assetpack").path
         guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["daemon", "--container", container.path]
+        p.arguments = ["daemon", "--container", container.path] + arguments
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
@@ -149,6 +277,8 @@ final class DaemonProcess {
         }
         return DaemonProcess(p)
     }
+
+    var pid: Int32 { process.processIdentifier }
 
     func stop() {
         process.terminate()

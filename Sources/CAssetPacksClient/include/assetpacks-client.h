@@ -83,11 +83,11 @@ extern "C" {
 /** The library's major version: changes only with an incompatible change (and the soname with it). */
 #define APC_VERSION_MAJOR 1
 /** The library's minor version: new functions, constants or fields. */
-#define APC_VERSION_MINOR 0
+#define APC_VERSION_MINOR 1
 /** The library's patch version: fixes only. */
 #define APC_VERSION_PATCH 0
 /** The version as a string, "MAJOR.MINOR.PATCH". */
-#define APC_VERSION_STRING "1.0.0"
+#define APC_VERSION_STRING "1.1.0"
 /** The version of the daemon's wire protocol this library speaks. */
 #define APC_PROTOCOL_VERSION 1
 
@@ -287,6 +287,40 @@ typedef struct apc_descriptor {
  *          smaller than version 1's apc_descriptor, a handle never connected). */
 APC_API int apc_request(apc_client *client, const char *pack_id, const char *path, unsigned flags,
                         apc_descriptor *descriptor);
+
+/** The most members one apc_request_batch() may ask for. */
+#define APC_MAX_BATCH 64
+
+/** @brief Asks the daemon for @p count members in one round trip (since 1.1):
+ *  each at @p paths[i], in pack @p pack_id or in whichever installed pack
+ *  holds it, as apc_request() would for each alone.
+ *
+ *  The daemon answers every member in order, each with its descriptor or its
+ *  own error: a member that is not found does not keep the others from
+ *  coming. A daemon that predates batches is asked member by member (the
+ *  call then takes @p count round trips). When the daemon had closed the
+ *  connection before answering, the batch is sent once more on a new
+ *  connection; the handle's timeout bounds the whole call.
+ *
+ *  @param client   a connected handle.
+ *  @param pack_id  the pack to look in, or NULL or "" to search every installed pack.
+ *  @param paths    @p count member paths (UTF-8).
+ *  @param count    1 to APC_MAX_BATCH.
+ *  @param flags    0 or APC_STANDALONE (for every member).
+ *  @param[in,out] descriptors  an array of @p count apc_descriptor, each with @c struct_size
+ *                  set (APC_DESCRIPTOR_INIT); member i's is filled when results[i] is 0,
+ *                  and its @c fd is -1 otherwise.
+ *  @param[out] results  @p count codes: 0, and the caller owns descriptors[i].fd; or that
+ *                  member's error (APC_ENOFILE, APC_EPATH, APC_EBUSY, ... as apc_request()).
+ *  @return 0 when every member was answered (look at @p results; the handle's error details
+ *          then describe the last member that failed); or, with no descriptor kept:
+ *          APC_EINVAL (no paths, descriptors or results, a count of 0 or above
+ *          APC_MAX_BATCH, unknown flags, struct_size not set alike, a handle never
+ *          connected), APC_EREQUESTTOOLARGE (the pack ID and paths over the 8192
+ *          bytes the daemon reads in a request), a refusal of the connection
+ *          (APC_EPEER, APC_EBUSY), APC_EDAEMON. */
+APC_API int apc_request_batch(apc_client *client, const char *pack_id, const char *const *paths, size_t count,
+                              unsigned flags, apc_descriptor *descriptors, int *results);
 /** @} */
 
 /** @defgroup details The last error's details

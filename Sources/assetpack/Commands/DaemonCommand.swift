@@ -46,7 +46,7 @@ enum DaemonCommand: Command {
         help: "Close a connection idle this long between requests (default: 300).")
     static let maxConnections = Option.value(
         "max-connections", placeholder: "n",
-        help: "Connections served at once, at most what ulimit -n leaves room for; past it the oldest idle connection is closed, or, with none idle, the new one is told to retry (default: 256).")
+        help: "Connections served at once (an idle one costs a descriptor, no thread), at most what ulimit -n leaves room for once the daemon has raised its soft limit as far as the hard one allows; past it the oldest idle connection is closed, or, with none idle, the new one is told to retry (default: 256).")
     static let maxConnectionsPerUser = Option.value(
         "max-connections-per-user", placeholder: "n",
         help: "Connections one user may hold at once; past it that user's oldest idle connection is closed, or the new one is told to retry (default: 128).")

@@ -148,6 +148,9 @@ do {
 } catch {
     check(error.code == .fileNotFound && error.member == "nope", "daemon error keeps its code: \(error)")
 }
+let several = try client.descriptors(for: ["Levels/1.json", "nope"], searchingInAssetPackWithID: "com.example.Consumer")
+check(several.count == 2 && (try? several[0].get().data()) == level, "daemon batch")
+if case .failure(let error) = several[1] { check(error.code == .fileNotFound, "daemon batch member error") } else { check(false, "daemon batch: missing file") }
 daemon.stop()
 check(daemon.container == container && daemon.socketPath == container.daemonSocketPath, "daemon")
 
