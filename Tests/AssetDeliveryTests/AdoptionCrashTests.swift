@@ -39,7 +39,7 @@ import TestSupport
                                 to: path)
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: killPoints)
+    @Test(.timeLimit(.minutes(4)), arguments: killPoints)
     func aDownloaderKilledInItsInstallLeavesTheDownloadOrThePack(_ at: KillPoint) throws {
         let dir = TemporaryDirectory("adopt-crash-\(at.point.replacingOccurrences(of: "#", with: "-"))")
         let site = dir.file("site"), container = dir.file("container")

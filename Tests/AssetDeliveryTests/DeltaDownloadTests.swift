@@ -10,7 +10,7 @@ import TestSupport
 /// faults) on 127.0.0.1: members copied from what the container has
 /// installed, the rest fetched in ranges, the file byte-exact; every fault
 /// of the delta ends in the full download, its reason in the status record.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct DeltaDownloadTests {
     /// A published directory and a container with pack `P` version 1
     /// installed (and pack `Q` for members moved between packs).

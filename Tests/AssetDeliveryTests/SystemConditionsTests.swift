@@ -97,7 +97,7 @@ import TestSupport
         #expect(policy(battery: false).deferral() == "the machine is busy (1-minute load average above 2.0)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aTurnWaitsWhileDeferredReportingEachNewReasonOnce() throws {
         try supply("BAT0", ["type": "Battery", "status": "Discharging"])
         try supply("AC", ["type": "Mains", "online": "0"])
@@ -120,7 +120,7 @@ import TestSupport
         #expect(reasons.withLock { $0 } == ["the machine is on battery", "the machine is busy (1-minute load average above 2.0)"])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func slotsAreSharedAndFreedWhenATurnEnds() throws {
         let slots = dir.file("slots")
         var first: DiscretionaryTurn? = try DiscretionaryGate.waitForTurn(policy(slots: 2), slots: slots, deferred: nil)

@@ -62,7 +62,7 @@ import TestSupport
         _ = try AssetPackManager(container: .init(path: dir.file("container")), options: .init(discretionary: d))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCappedDownloadKeepsToItsRate() async throws {
         try publish("Big", size: 10 << 20)
         let nginx = try NginxHost(root: dir.file("site"))
@@ -121,7 +121,7 @@ import TestSupport
         #expect(declining.asked.withLock { $0 } == ["Extra", "Base"])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func onBatteryAnEssentialPackDownloadsAtOnceAndNeverDefers() async throws {
         try publish("Base", policy: Self.essential)
         try dir.write("system/sys/class/power_supply/BAT0/type", "Battery\n")
@@ -137,7 +137,7 @@ import TestSupport
         #expect(outcome == .installed && deferrals.withLock { $0 }.isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func checkForUpdatesUpdatesInTheBackgroundAndRemovesOnlyWhatTheCatalogGave() async throws {
         try publish("Levels")
         try publish("Old")
@@ -170,7 +170,7 @@ import TestSupport
         #expect(try await nothing(manager.checkForUpdates()))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func updatesAreDiscretionaryAndWaitForMains() async throws {
         try publish("Levels")
         let nginx = try NginxHost(root: dir.file("site"))
@@ -197,7 +197,7 @@ import TestSupport
         #expect(nginx.accessLog.filter { $0.uri.hasPrefix("/Levels-") && $0.uri.hasSuffix(".zip") }.count == 2)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aDeferredDownloadKeepsARecordAndACancelEndsTheWait() async throws {
         try publish("Extra", size: 1 << 20)
         try dir.write("system/sys/class/power_supply/BAT0/type", "Battery\n")

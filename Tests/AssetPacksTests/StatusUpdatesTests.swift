@@ -46,7 +46,7 @@ import TestSupport
         try FileManager.default.contentsOfDirectory(atPath: site.dir.file("container/staging")).filter { $0.hasSuffix(".download") }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(4)))
     func updatesGoFromBeganThroughDownloadingToFinished() async throws {
         let (nginx, manager, pack) = try await start(rate: "2m")
         defer { nginx.stop() }
@@ -80,7 +80,7 @@ import TestSupport
     // Slow downloads (3 MiB at 256 KiB/s): the request must reach the
     // download while it runs, also on a machine where this task waits seconds
     // for a thread; a cancel ends it at once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(4)))
     func cancellingTwiceInARowCancelsBothDownloadsAndLeavesNothing() async throws {
         let (nginx, manager, pack) = try await start(rate: "256k")
         defer { nginx.stop() }
@@ -107,7 +107,7 @@ import TestSupport
         #expect(try partialFiles().isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(4)))
     func aCancelReachesTheCallersWaitingForTheSameDownload() async throws {
         let (nginx, manager, pack) = try await start(rate: "256k")
         defer { nginx.stop() }
@@ -128,7 +128,7 @@ import TestSupport
         #expect(gets.count == 1, "\(gets)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(4)))
     func pauseStopsTheTransferAndResumeContinuesWithARange() async throws {
         let (nginx, manager, pack) = try await start(rate: "512k")
         defer { nginx.stop() }

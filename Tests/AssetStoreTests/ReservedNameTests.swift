@@ -18,7 +18,7 @@ import AssetSystem
 
     /// Install, read, update, verify, remove, verify — with a lock timeout,
     /// so that a pack lock that is the container lock fails instead of hanging.
-    @Test(.timeLimit(.minutes(1)), arguments: reserved)
+    @Test(.timeLimit(.minutes(3)), arguments: reserved)
     func aPackWithAReservedNameIsAnOrdinaryPack(id: String) throws {
         let f = StoreFixture("reserved")
         var options = AssetStore.Options()

@@ -69,7 +69,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func aCallerKilledMidDownloadLeavesTheDownloadToTheDaemon() throws {
+    @Test(.timeLimit(.minutes(4))) func aCallerKilledMidDownloadLeavesTheDownloadToTheDaemon() throws {
         let f = try Fixture(rate: "1m")
         let daemon = try Daemon(f.container)
         let caller = try f.fetch()
@@ -92,7 +92,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(2))) func fiveCallersAtOnceShareTheDaemonsOneDownload() throws {
+    @Test(.timeLimit(.minutes(4))) func fiveCallersAtOnceShareTheDaemonsOneDownload() throws {
         let f = try Fixture(rate: "2m")
         let daemon = try Daemon(f.container)
         let callers = try (0..<5).map { _ in try f.fetch() }
@@ -106,7 +106,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(2))) func theCallersProgressAndStatusUpdatesFollowTheDaemonsDownload() async throws {
+    @Test(.timeLimit(.minutes(4))) func theCallersProgressAndStatusUpdatesFollowTheDaemonsDownload() async throws {
         let f = try Fixture(rate: "2m")
         let daemon = try Daemon(f.container)
         let manager = try AssetPackManager(container: .init(path: f.container), options: .init(catalog: .init(url: f.catalog)))
@@ -133,7 +133,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(2))) func aDaemonKilledMidDownloadLeavesTheCallerToResume() throws {
+    @Test(.timeLimit(.minutes(4))) func aDaemonKilledMidDownloadLeavesTheCallerToResume() throws {
         let f = try Fixture(rate: "1m")
         let daemon = try Daemon(f.container)
         let caller = try f.fetch()
@@ -150,7 +150,7 @@ import TestSupport
         #expect(gets[1].range.hasPrefix("bytes=") && from >= 256 << 10, "resumed from \(gets[1].range)")
     }
 
-    @Test(.timeLimit(.minutes(2))) func syncInTheBackgroundInstallsTheEssentialsAndLeavesThePrefetchPacksToTheDaemon() throws {
+    @Test(.timeLimit(.minutes(4))) func syncInTheBackgroundInstallsTheEssentialsAndLeavesThePrefetchPacksToTheDaemon() throws {
         let f = try Fixture(rate: "1m", essential: true)
         let socket = AssetPackManager.Container(path: f.container).daemonSocketPath
         // Without a daemon: one line naming the socket, before any request.
@@ -179,7 +179,7 @@ import TestSupport
 
     /// A download that fails in the daemon fails the caller with the
     /// daemon's error, and the caller does not try again itself.
-    @Test(.timeLimit(.minutes(1))) func theDaemonsFailureIsTheCallersAndIsNotRetriedInProcess() throws {
+    @Test(.timeLimit(.minutes(3))) func theDaemonsFailureIsTheCallersAndIsNotRetriedInProcess() throws {
         let f = try Fixture(rate: "100m")
         let zip = try #require(try f.site.files().first { $0.hasPrefix("Big-") && $0.hasSuffix(".zip") })
         try FileManager.default.removeItem(atPath: f.site.out + "/" + zip)
@@ -195,7 +195,7 @@ import TestSupport
 
     /// `--max-downloads 1`: one download at a time; of the queued ones, those
     /// that are not discretionary go first.
-    @Test(.timeLimit(.minutes(2))) func downloadsWaitTheirTurnDiscretionaryOnesLast() throws {
+    @Test(.timeLimit(.minutes(4))) func downloadsWaitTheirTurnDiscretionaryOnesLast() throws {
         let f = try Fixture(rate: "2m", extra: ["Later", "Sooner"])
         let daemon = try Daemon(f.container, ["--max-downloads", "1"])
         let client = AssetPackClient(socketPath: daemon.container.daemonSocketPath)
@@ -216,7 +216,7 @@ import TestSupport
     /// Past `Downloads.maximumJobs` queued or running, a request for another
     /// pack is answered `daemonBusy` (its caller would download itself); one
     /// for a pack already queued still attaches.
-    @Test(.timeLimit(.minutes(1))) func pastTheJobLimitANewDownloadIsToldTheDaemonIsBusy() throws {
+    @Test(.timeLimit(.minutes(3))) func pastTheJobLimitANewDownloadIsToldTheDaemonIsBusy() throws {
         let s = TemporaryDirectory("assetpack-daemon-download-limit")
         let daemon = try Daemon(s.container, ["--max-downloads", "1"])
         let client = AssetPackClient(socketPath: daemon.container.daemonSocketPath)
@@ -240,7 +240,7 @@ import TestSupport
 
     /// The peer checks (`SO_PEERCRED`) hold for download requests: `nobody`
     /// reaches the socket and is refused, until allowed by uid.
-    @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(3)))
     func aPeerTheDaemonDoesNotServeCannotAskForDownloads() throws {
         let s = TemporaryDirectory("assetpack-daemon-download-peer")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
@@ -276,7 +276,7 @@ import TestSupport
 
     /// Download requests with fields the daemon cannot use, each refused
     /// with its own code; the daemon goes on serving.
-    @Test(.timeLimit(.minutes(1))) func badDownloadRequestsAreRefusedWithTheirCodes() throws {
+    @Test(.timeLimit(.minutes(3))) func badDownloadRequestsAreRefusedWithTheirCodes() throws {
         let f = try Fixture(rate: "100m")
         let daemon = try Daemon(f.container)
         let client = AssetPackClient(socketPath: daemon.container.daemonSocketPath)

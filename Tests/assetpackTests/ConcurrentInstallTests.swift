@@ -26,7 +26,7 @@ import TestSupport
 
     /// Both installs are started while the test holds the pack lock, and
     /// let go only once the kernel shows both of them waiting on it.
-    @Test(.timeLimit(.minutes(1))) func twoInstallersMeetAtThePackLock() throws {
+    @Test(.timeLimit(.minutes(3))) func twoInstallersMeetAtThePackLock() throws {
         let s = TemporaryDirectory("assetpack-same-pack")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         let container = GroupContainer(path: s.container)
@@ -50,7 +50,7 @@ import TestSupport
 
     /// Two installs started together, with nothing to line them up: run a
     /// few times, each time one installs and the other finds it installed.
-    @Test(.timeLimit(.minutes(1))) func twoInstallersRacingFreely() throws {
+    @Test(.timeLimit(.minutes(3))) func twoInstallersRacingFreely() throws {
         for round in 0..<3 {
             let s = TemporaryDirectory("assetpack-race-\(round)")
             try Helper.makePacks(s.path + "/packs", versions: 1)
@@ -78,7 +78,7 @@ import TestSupport
 
     /// With `--lock-timeout`, an install gives up when another process
     /// holds the pack's lock longer, and says which lock and how long.
-    @Test(.timeLimit(.minutes(1))) func lockTimeoutExpiresWithAClearError() throws {
+    @Test(.timeLimit(.minutes(3))) func lockTimeoutExpiresWithAClearError() throws {
         let s = TemporaryDirectory("assetpack-lock-timeout")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         let container = GroupContainer(path: s.container)

@@ -205,7 +205,7 @@ import TestSupport
         try body(b, s, s.container + "/daemon.sock")
     }
 
-    @Test(.timeLimit(.minutes(1))) func storedAndDeflatedMembersAreTheBytesOfAssetpackCat() throws {
+    @Test(.timeLimit(.minutes(3))) func storedAndDeflatedMembersAreTheBytesOfAssetpackCat() throws {
         try Self.withDaemon("assetpack-cclient-bytes") { b, s, socket in
             // stored, stored page-aligned, deflated (a memfd), and a path-only lookup.
             let cases: [(path: String, pack: String?, source: String)] = [
@@ -245,7 +245,7 @@ import TestSupport
 
     /// apc_request_batch: every member answered in order, a missing one
     /// with its own code, the others' bytes with their CRC-32.
-    @Test(.timeLimit(.minutes(1))) func aBatchAnswersEveryMemberInOrder() throws {
+    @Test(.timeLimit(.minutes(3))) func aBatchAnswersEveryMemberInOrder() throws {
         try Self.withDaemon("assetpack-cclient-batch") { b, _, socket in
             let paths = ["tiny/t001", "no/such", "text/a.txt", "media/big.bin", "tiny/t047"]
             for standalone in [[String](), ["--standalone"]] {
@@ -268,7 +268,7 @@ import TestSupport
         return (a, swift)
     }
 
-    @Test(.timeLimit(.minutes(1))) func everyErrorOfTheDaemonComesBackWithItsCodeFieldsAndMessage() throws {
+    @Test(.timeLimit(.minutes(3))) func everyErrorOfTheDaemonComesBackWithItsCodeFieldsAndMessage() throws {
         try Self.withDaemon("assetpack-cclient-errors") { b, _, socket in
             let cases: [(pack: String?, path: String, rc: Int, fields: [String], reason: String)] = [
                 ("nothing", "x", -1, ["nothing"], "0"),
@@ -297,7 +297,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func noDaemonIsUnavailableWithTheErrno() throws {
+    @Test(.timeLimit(.minutes(3))) func noDaemonIsUnavailableWithTheErrno() throws {
         let b = try Self.built.get()
         let s = TemporaryDirectory("assetpack-cclient-nodaemon")
         // No socket at all.
@@ -320,7 +320,7 @@ import TestSupport
         #expect(try Program.run(b.example, ["--socket"]).status == 64)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aBusyDaemonAndARefusedPeerAreTheirCodes() throws {
+    @Test(.timeLimit(.minutes(3))) func aBusyDaemonAndARefusedPeerAreTheirCodes() throws {
         let b = try Self.built.get()
         let s = TemporaryDirectory("assetpack-cclient-busy")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
@@ -351,7 +351,7 @@ import TestSupport
 
     /// Eight threads with a handle each, under ThreadSanitizer: handles share
     /// nothing (the library has no global state).
-    @Test(.timeLimit(.minutes(2))) func handlesInThreadsAreIndependent() throws {
+    @Test(.timeLimit(.minutes(4))) func handlesInThreadsAreIndependent() throws {
         try Self.withDaemon("assetpack-cclient-threads") { b, s, _ in
             let r = try Program.run(b.threadCheck, ["threads", "--container", s.container, "8", "100", "stress", "media/small.bin"])
             #expect(r.status == 0 && r.out == "requests=800\nleaked=0\nfailures=0\n", "\(r.out)\(r.stderr)")

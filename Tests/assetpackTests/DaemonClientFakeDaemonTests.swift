@@ -142,7 +142,7 @@ import TestSupport
         .reply([(replyHeader(status: status, length: body.count) + body, passing)])
     }
 
-    @Test(.timeLimit(.minutes(2))) func malformedRepliesAreRefusedAndTheirDescriptorsClosed() throws {
+    @Test(.timeLimit(.minutes(4))) func malformedRepliesAreRefusedAndTheirDescriptorsClosed() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-fake")
         let file = try s.write("file", [UInt8](repeating: 7, count: 100))
@@ -191,7 +191,7 @@ import TestSupport
     /// thread, so that 10,000 of them take a moment), under AddressSanitizer:
     /// each is a consistent success or one of the codes, never a crash, a
     /// leak, or a descriptor left open.
-    @Test(.timeLimit(.minutes(2))) func randomlyBrokenRepliesNeverCrashOrLeak() throws {
+    @Test(.timeLimit(.minutes(4))) func randomlyBrokenRepliesNeverCrashOrLeak() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-fuzz")
         let rounds = ProcessInfo.processInfo.environment["ASSETPACKS_SOAK"] == "1" ? 200_000 : 10_000
@@ -207,7 +207,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aStatusOfANewerDaemonIsAnError() throws {
+    @Test(.timeLimit(.minutes(3))) func aStatusOfANewerDaemonIsAnError() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-future")
         let fake = try FakeDaemon(s.file("fake.sock"), [Self.whole(status: 200, Self.failureBody([Array("f".utf8), Array("a future error".utf8)]))])
@@ -219,7 +219,7 @@ import TestSupport
 
     /// The connection closed before any reply: asked once more on a new
     /// connection, then unavailable; silence: unavailable once the timeout passes.
-    @Test(.timeLimit(.minutes(1))) func closedConnectionsAreRetriedOnceAndSilenceTimesOut() throws {
+    @Test(.timeLimit(.minutes(3))) func closedConnectionsAreRetriedOnceAndSilenceTimesOut() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-silence")
         let closing = try FakeDaemon(s.file("closing.sock"), [.close, .close, .close])
@@ -251,7 +251,7 @@ import TestSupport
     /// A daemon that predates batches answers one "unknown request kind 3"
     /// and closes: both clients then ask member by member, each on the
     /// connection the fake daemon gives it.
-    @Test(.timeLimit(.minutes(1))) func aDaemonWithoutBatchesIsAskedMemberByMember() throws {
+    @Test(.timeLimit(.minutes(3))) func aDaemonWithoutBatchesIsAskedMemberByMember() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-client-old-daemon")
         let file = s.file("member")

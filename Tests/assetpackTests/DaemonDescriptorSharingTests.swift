@@ -9,7 +9,7 @@ import TestSupport
 @Suite(.serialized) struct DaemonDescriptorSharingTests {
     typealias Daemon = DaemonTests.Daemon
 
-    @Test(.timeLimit(.minutes(2))) func everyClientGetsAPositionOfItsOwn() throws {
+    @Test(.timeLimit(.minutes(4))) func everyClientGetsAPositionOfItsOwn() throws {
         let s = TemporaryDirectory("assetpack-daemon-own-offset")
         let manager = try DaemonTests().setUp(s)
         let daemon = try Daemon(s.container)

@@ -60,7 +60,7 @@ struct DaemonEventLoopTests {
     /// The size `make-packs` gives `tiny/tNNN`.
     static func tinySize(_ i: Int) -> Int64 { Int64(16 + i % 48) }
 
-    @Test(.timeLimit(.minutes(1))) func pipelinedRequestsAreAnsweredInOrder() throws {
+    @Test(.timeLimit(.minutes(3))) func pipelinedRequestsAreAnsweredInOrder() throws {
         let s = TemporaryDirectory("assetpack-daemon-pipeline")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -102,7 +102,7 @@ struct DaemonEventLoopTests {
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aBatchAnswersEachMemberInOrder() throws {
+    @Test(.timeLimit(.minutes(3))) func aBatchAnswersEachMemberInOrder() throws {
         let s = TemporaryDirectory("assetpack-daemon-batch")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -140,7 +140,7 @@ struct DaemonEventLoopTests {
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func batchesRefusedWholeLeaveTheConnectionServing() throws {
+    @Test(.timeLimit(.minutes(3))) func batchesRefusedWholeLeaveTheConnectionServing() throws {
         let s = TemporaryDirectory("assetpack-daemon-batch-refused")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -183,7 +183,7 @@ struct DaemonEventLoopTests {
     /// as this process's hard `ulimit -n` allows (at least 1,000); 10,000
     /// without fail with `ASSETPACKS_SOAK=1`. Each takes a descriptor here
     /// and one in the daemon.
-    @Test(.timeLimit(.minutes(2))) func idleConnectionsHoldNoThread() throws {
+    @Test(.timeLimit(.minutes(4))) func idleConnectionsHoldNoThread() throws {
         let soak = ProcessInfo.processInfo.environment["ASSETPACKS_SOAK"] == "1"
         let limit = DescriptorLimit.raise(to: 10_000 + 256) ?? 0
         let count = soak ? 10_000 : min(10_000, limit - 256)
@@ -215,7 +215,7 @@ struct DaemonEventLoopTests {
     /// requests and never reads the replies: neither holds up another
     /// client; the first is told so after the request timeout, the second
     /// is closed once its replies have waited that long.
-    @Test(.timeLimit(.minutes(1))) func stalledClientsDoNotBlockOthers() throws {
+    @Test(.timeLimit(.minutes(3))) func stalledClientsDoNotBlockOthers() throws {
         let s = TemporaryDirectory("assetpack-daemon-stalled")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--request-timeout", "3"])

@@ -25,7 +25,7 @@ struct DaemonLimitsTests {
             .descriptor(for: "tiny/t001", searchingInAssetPackWithID: "stress").length == 17
     }
 
-    @Test(.timeLimit(.minutes(1))) func idleConnectionsDoNotStarveAWorkingClient() throws {
+    @Test(.timeLimit(.minutes(3))) func idleConnectionsDoNotStarveAWorkingClient() throws {
         let s = TemporaryDirectory("assetpack-daemon-idle-crowd")
         let manager = try setUp(s)
         // One user may take every slot here, so the daemon-wide limit is what
@@ -44,7 +44,7 @@ struct DaemonLimitsTests {
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func oneUserCannotHoldMoreThanItsConnections() throws {
+    @Test(.timeLimit(.minutes(3))) func oneUserCannotHoldMoreThanItsConnections() throws {
         let s = TemporaryDirectory("assetpack-daemon-per-user")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)
@@ -77,7 +77,7 @@ struct DaemonLimitsTests {
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aConnectionThatSendsNoWholeRequestIsDroppedSoon() throws {
+    @Test(.timeLimit(.minutes(3))) func aConnectionThatSendsNoWholeRequestIsDroppedSoon() throws {
         let s = TemporaryDirectory("assetpack-daemon-first-request")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--first-request-timeout", "0.5", "--request-timeout", "120"])
@@ -106,7 +106,7 @@ struct DaemonLimitsTests {
     /// With `ulimit -n 64`, the daemon serves as many connections as that
     /// leaves room for; a hundred clients each get an answer or see the
     /// connection close, none hangs, and a working client is served.
-    @Test(.timeLimit(.minutes(1))) func aLowDescriptorLimitAnswersOrClosesEveryConnection() throws {
+    @Test(.timeLimit(.minutes(3))) func aLowDescriptorLimitAnswersOrClosesEveryConnection() throws {
         let s = TemporaryDirectory("assetpack-daemon-ulimit")
         let manager = try setUp(s)
         // The connections it keeps wait for their first request meanwhile.
@@ -137,7 +137,7 @@ struct DaemonLimitsTests {
     /// Out of descriptors when a connection arrives (the limit lowered under
     /// the daemon): it is accepted on a reserve descriptor and told to try
     /// again, not left hanging; the log says so once.
-    @Test(.timeLimit(.minutes(1))) func runningOutOfDescriptorsAnswersBusyAndLogsOnce() throws {
+    @Test(.timeLimit(.minutes(3))) func runningOutOfDescriptorsAnswersBusyAndLogsOnce() throws {
         let s = TemporaryDirectory("assetpack-daemon-emfile")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)

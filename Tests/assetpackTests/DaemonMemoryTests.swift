@@ -32,7 +32,7 @@ import TestSupport
         return UInt64(st.st_ino)
     }
 
-    @Test(.timeLimit(.minutes(1))) func sixteenRequestsForADeflatedMemberShareOneMemoryFile() throws {
+    @Test(.timeLimit(.minutes(3))) func sixteenRequestsForADeflatedMemberShareOneMemoryFile() throws {
         let s = TemporaryDirectory("assetpack-daemon-shared-memfd")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -72,7 +72,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func theDaemonsMemoryFilesStayWithinTheCache() throws {
+    @Test(.timeLimit(.minutes(3))) func theDaemonsMemoryFilesStayWithinTheCache() throws {
         let s = TemporaryDirectory("assetpack-daemon-memfd-cache")
         let manager = try setUp(s)
         let cap: Int64 = 60 << 10
@@ -101,7 +101,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func memoryFilesPastAUsersBudgetAreRefused() throws {
+    @Test(.timeLimit(.minutes(3))) func memoryFilesPastAUsersBudgetAreRefused() throws {
         let s = TemporaryDirectory("assetpack-daemon-memfd-budget")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--memory-budget", "60K"])
@@ -136,7 +136,7 @@ import TestSupport
 
     /// `--allow-uid` without `--socket-group`: the socket is 0666 and
     /// `SO_PEERCRED` decides; refused peers are logged once per interval.
-    @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(1))) func allowUIDAloneLetsThatUserInAndLogsRefusalsOnce() throws {
+    @Test(.enabled(if: DaemonTests.canSwitchUser), .timeLimit(.minutes(3))) func allowUIDAloneLetsThatUserInAndLogsRefusalsOnce() throws {
         let s = TemporaryDirectory("assetpack-daemon-allow-uid")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
         let manager = try setUp(s)

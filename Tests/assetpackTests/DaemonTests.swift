@@ -52,7 +52,7 @@ import TestSupport
 
     func bytes(of d: AssetDescriptor) throws -> Data { try d.data() }
 
-    @Test(.timeLimit(.minutes(1))) func descriptorsFromTheDaemonReadTheRightBytes() throws {
+    @Test(.timeLimit(.minutes(3))) func descriptorsFromTheDaemonReadTheRightBytes() throws {
         let s = TemporaryDirectory("assetpack-daemon-bytes")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -86,7 +86,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func errorsComeBackAsTheSameCases() throws {
+    @Test(.timeLimit(.minutes(3))) func errorsComeBackAsTheSameCases() throws {
         let s = TemporaryDirectory("assetpack-daemon-errors")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -129,7 +129,7 @@ import TestSupport
     /// `nobody` reaches the socket (group `nogroup`, mode 0660) but the
     /// daemon refuses it by `SO_PEERCRED`; allowed by uid, it is served —
     /// though it could not open the container itself.
-    @Test(.enabled(if: canSwitchUser), .timeLimit(.minutes(1))) func aWrongUIDPeerIsRefused() throws {
+    @Test(.enabled(if: canSwitchUser), .timeLimit(.minutes(3))) func aWrongUIDPeerIsRefused() throws {
         let s = TemporaryDirectory("assetpack-daemon-uid")
         // nobody must be able to reach the socket path.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: s.path)
@@ -195,7 +195,7 @@ import TestSupport
         return h
     }
 
-    @Test(.timeLimit(.minutes(1))) func garbageAndTruncatedRequestsLeaveTheDaemonServing() throws {
+    @Test(.timeLimit(.minutes(3))) func garbageAndTruncatedRequestsLeaveTheDaemonServing() throws {
         let s = TemporaryDirectory("assetpack-daemon-garbage")
         let manager = try setUp(s)
         // A request timeout far beyond what 20 lookups take on a loaded machine.
@@ -251,7 +251,7 @@ import TestSupport
         daemon.stop()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aHundredConcurrentClientsAllGetAnswers() throws {
+    @Test(.timeLimit(.minutes(3))) func aHundredConcurrentClientsAllGetAnswers() throws {
         let s = TemporaryDirectory("assetpack-daemon-crowd")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container)
@@ -284,7 +284,7 @@ import TestSupport
     /// Past `--max-connections`, with no connection idle, a client is told
     /// the daemon is busy; an idle connection is closed after
     /// `--idle-timeout`, and the client reconnects by itself on its next request.
-    @Test(.timeLimit(.minutes(1))) func connectionLimitAndIdleTimeout() throws {
+    @Test(.timeLimit(.minutes(3))) func connectionLimitAndIdleTimeout() throws {
         let s = TemporaryDirectory("assetpack-daemon-limits")
         let manager = try setUp(s)
         let daemon = try Daemon(s.container, ["--max-connections", "2", "--idle-timeout", "0.3", "--request-timeout", "20"])
@@ -331,7 +331,7 @@ import TestSupport
         #expect(try CLI.assetpack(["cat", "--help"]).out.contains("--daemon"))
     }
 
-    @Test(.timeLimit(.minutes(1))) func aStaleSocketDoesNotStopANewDaemonButALiveOneDoes() throws {
+    @Test(.timeLimit(.minutes(3))) func aStaleSocketDoesNotStopANewDaemonButALiveOneDoes() throws {
         let s = TemporaryDirectory("assetpack-daemon-stale")
         let manager = try setUp(s)
         let first = try Daemon(s.container)

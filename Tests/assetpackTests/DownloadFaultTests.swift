@@ -8,7 +8,7 @@ import TestSupport
 /// published file's SHA-256, and the server's access log (body bytes sent,
 /// `Range` asked) shows that a resumed download asks for, and is sent, only
 /// the remainder.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct DownloadFaultTests {
     /// Pack `Big` (1 MiB of noise, stored) published to `site/` with its
     /// catalog, and an empty container.

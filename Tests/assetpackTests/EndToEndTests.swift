@@ -9,7 +9,7 @@ import TestSupport
 /// `package` → `publish --sign` → `sync --event first-installation` → `cat`;
 /// then version 2, `sync --event subsequent-update`, readers move to it,
 /// and bytes this process holds from version 1 stay valid.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct EndToEndTests {
     typealias Site = PublishCommandTests.Site
 

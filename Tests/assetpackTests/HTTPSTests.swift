@@ -7,7 +7,7 @@ import TestSupport
 /// trusted only with `--ca-file` (`CatalogSource.caFile`) naming that CA;
 /// without it, or with another CA, the catalog or the pack is refused with
 /// its own error, one line naming the URL, and nothing is installed.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct HTTPSTests {
     typealias Site = PublishCommandTests.Site
 

@@ -9,7 +9,7 @@ import TestSupport
 /// the fetched catalog verifies against the public key (and a catalog
 /// altered in transit does not), and Range requests answer exactly the
 /// asked bytes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct HostingTests {
     enum Host: String, CaseIterable, CustomTestStringConvertible {
         case serve, nginx

@@ -5,7 +5,7 @@ import TestSupport
 /// The nginx configuration shipped in `contrib/nginx/`, included as it is in
 /// a real nginx on 127.0.0.1 and read back with curl: cache lifetimes,
 /// content types, byte ranges, and what it refuses to serve.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct NginxConfigurationTests {
     let root = TemporaryDirectory("assetpacks-nginx-root")
     let pack = noise(300_000, seed: 41)

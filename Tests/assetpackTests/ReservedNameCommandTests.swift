@@ -39,7 +39,7 @@ import TestSupport
         try CLI.assetpack(["install", path, "--lock-timeout", "2"], container: s.container)
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: reserved)
+    @Test(.timeLimit(.minutes(3)), arguments: reserved)
     func installReadUpdateVerifyRemove(id: String) throws {
         let s = TemporaryDirectory("reserved")
         let v1 = try package(s, id: id, version: 1), v2 = try package(s, id: id, version: 2)
@@ -75,7 +75,7 @@ import TestSupport
     /// wait for the daemon's lock, removing it does not take that lock's file
     /// away (a second daemon is still refused), and once the daemon has
     /// stopped, its lock is no pack's orphan.
-    @Test(.timeLimit(.minutes(1))) func aPackNamedDaemonBesideARunningDaemon() throws {
+    @Test(.timeLimit(.minutes(3))) func aPackNamedDaemonBesideARunningDaemon() throws {
         let s = TemporaryDirectory("reserved-daemon")
         let pack = try package(s, id: "daemon", version: 1)
         #expect(try CLI.assetpack(["install", try package(s, id: "other", version: 3)], container: s.container).status == 0)

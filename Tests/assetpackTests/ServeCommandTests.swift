@@ -35,7 +35,7 @@ import Glibc
 
     static let curlAvailable = Program.available("curl")
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(4)))
     func curlGetsEveryFileByteForByteAndHead() throws {
         let site = try Site()
         let server = try ServeProcess(site.root)
@@ -63,7 +63,7 @@ import Glibc
         #expect(server.host.standardOutput == server.url + "\n")
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func rangesGive206WithTheExactBytesAnd416PastTheEnd() throws {
         let site = try Site()
         let server = try ServeProcess(site.root)
@@ -81,7 +81,7 @@ import Glibc
         #expect(past.out.hasSuffix("416") && past.out.contains("Content-Range: bytes */\(n)"))
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func conditionalRequestsGive304AndAStaleIfRangeTheWholeFile() throws {
         let site = try Site()
         let server = try ServeProcess(site.root)
@@ -103,7 +103,7 @@ import Glibc
         #expect(try site.file("got") == site.catalog)
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func oneCurlReusesTheConnectionForTwoURLs() throws {
         let site = try Site()
         let server = try ServeProcess(site.root)
@@ -113,7 +113,7 @@ import Glibc
         #expect(r.out == "1 200\n0 200\n", "\(r.out) \(r.stderr)")
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func directoriesMissingFilesAndOtherMethods() throws {
         let site = try Site()
         let server = try ServeProcess(site.root)
@@ -138,7 +138,7 @@ import Glibc
         }
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func servesIPv6LoopbackAndStopsOnSIGINT() throws {
         let site = try Site()
         let probe = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
@@ -156,7 +156,7 @@ import Glibc
         server.stop(SIGINT)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func badDirectoriesPortsAndValuesAreOneLineErrors() throws {
         let site = try Site()
         let missing = try CLI.assetpack(["serve", site.dir.file("nope"), "--port", "0"])

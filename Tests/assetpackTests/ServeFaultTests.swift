@@ -11,7 +11,7 @@ import Glibc
     typealias Site = ServeCommandTests.Site
     static let curlAvailable = Program.available("curl")
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func throttleCapsTheBodyRate() throws {
         let site = try Site(bigSize: 200 << 10)
         let server = try ServeProcess(site.root, ["--throttle", "100K"])
@@ -25,7 +25,7 @@ import Glibc
         #expect(server.log.contains("faults: throttle 102400 B/s"))
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func dropAfterClosesTheConnectionAfterThatManyBodyBytes() throws {
         let site = try Site(bigSize: 100_000)
         let server = try ServeProcess(site.root, ["--drop-after", "30000"])
@@ -43,7 +43,7 @@ import Glibc
         #expect(try site.file("got") == Array(site.big[0..<1000]))
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func failRateOneFailsEveryRequest() throws {
         let site = try Site(bigSize: 1000)
         let server = try ServeProcess(site.root, ["--fail-rate", "1", "--fault-seed", "1"])
@@ -55,7 +55,7 @@ import Glibc
         if unavailable.hasPrefix("HTTP/1.1 503") { #expect(unavailable.contains("Retry-After: 1\r\n")) }
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func failRateWithASeedReplaysTheSameSequence() throws {
         let site = try Site(bigSize: 1000)
         var runs: [[String]] = []
@@ -77,7 +77,7 @@ import Glibc
         return try server.curl(args).out.split(separator: "\n").map(String.init)
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func stallAfterSendsThatManyBytesThenNothingUntilTheClientGivesUp() throws {
         let site = try Site(bigSize: 100_000)
         let server = try ServeProcess(site.root, ["--stall-after", "20000"])
@@ -92,7 +92,7 @@ import Glibc
         #expect(try server.status("/catalog.json", output: out) == "200")
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func ignoreRangeAlwaysSendsTheWholeFile() throws {
         let site = try Site(bigSize: 5000)
         let server = try ServeProcess(site.root, ["--ignore-range"])
@@ -103,7 +103,7 @@ import Glibc
         #expect(try server.status("/packs/big.zip", ["-r", "99999-"], output: out) == "200")
     }
 
-    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func faultPathLimitsFaultsToMatchingPaths() throws {
         let site = try Site(bigSize: 5000)
         let server = try ServeProcess(site.root, ["--fail-rate", "1", "--ignore-range", "--fault-path", "/packs/*"])

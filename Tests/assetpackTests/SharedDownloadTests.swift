@@ -5,7 +5,7 @@ import TestSupport
 /// Several processes asking for one pack at once, without a daemon, share
 /// one download: the server sees the file requested once, and every one of
 /// them returns with the pack installed and readable.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct SharedDownloadTests {
     @Test func fiveProcessesFetchingOnePackShareOneDownload() throws {
         let s = try PublishCommandTests.Site()

@@ -11,7 +11,7 @@ import TestSupport
     static let activator = Program.find("systemd-socket-activate")
     static let analyzer = Program.find("systemd-analyze")
 
-    @Test(.enabled(if: activator != nil), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: activator != nil), .timeLimit(.minutes(3)))
     func theDaemonServesTheSocketSystemdPassesAndLeavesItsFile() throws {
         let s = TemporaryDirectory("assetpack-activation")
         let manager = try DaemonTests().setUp(s)
@@ -47,7 +47,7 @@ import TestSupport
                                     CLI.binary, container])
     }
 
-    @Test(.timeLimit(.minutes(1))) func aDescriptorThreeThatIsNotAListeningUnixSocketIsRefused() throws {
+    @Test(.timeLimit(.minutes(3))) func aDescriptorThreeThatIsNotAListeningUnixSocketIsRefused() throws {
         let s = TemporaryDirectory("assetpack-activation-refused")
         let r = try activated(s.container, fd3: "</dev/null")
         #expect(r.status == 1)
@@ -59,7 +59,7 @@ import TestSupport
         #expect(closed.status == 1 && closed.stderr.contains("descriptor 3 is not a listening Unix stream socket"), "\(closed.stderr)")
     }
 
-    @Test(.enabled(if: activator != nil), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: activator != nil), .timeLimit(.minutes(3)))
     func aDatagramSocketIsRefused() throws {
         let s = TemporaryDirectory("assetpack-activation-datagram")
         try FileManager.default.createDirectory(atPath: s.container, withIntermediateDirectories: true)
@@ -72,7 +72,7 @@ import TestSupport
         #expect(activator.stderr.contains("descriptor 3 is not a listening Unix stream socket: Socket type not supported"), "\(activator.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1))) func variablesForAnotherProcessAreIgnored() throws {
+    @Test(.timeLimit(.minutes(3))) func variablesForAnotherProcessAreIgnored() throws {
         let s = TemporaryDirectory("assetpack-activation-other")
         let daemon = try Child("/bin/sh", ["-c", "export LISTEN_PID=1 LISTEN_FDS=1; exec \"$0\" daemon --container \"$1\" 3</dev/null",
                                            CLI.binary, s.container])
@@ -86,7 +86,7 @@ import TestSupport
     /// `systemd-analyze verify` (as the user manager reads them) accepts the
     /// units in contrib/systemd, as an instance, with `ExecStart` pointing at
     /// the built binary (verify checks that it is executable).
-    @Test(.enabled(if: analyzer != nil), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: analyzer != nil), .timeLimit(.minutes(3)))
     func systemdAcceptsTheUnits() throws {
         let s = TemporaryDirectory("assetpack-units")
         let contrib = repositoryRoot + "/contrib/systemd/"

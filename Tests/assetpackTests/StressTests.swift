@@ -17,7 +17,7 @@ import TestSupport
     /// reinstall it. The index starts at a 32 KiB map, so it must grow
     /// (`MDB_MAP_FULL`) and every other process adopt the grown map
     /// (`MDB_MAP_RESIZED`) during the run.
-    @Test(.timeLimit(.minutes(2))) func readersSeeOneWholeVersionWhileWritersChurn() throws {
+    @Test(.timeLimit(.minutes(4))) func readersSeeOneWholeVersionWhileWritersChurn() throws {
         let s = TemporaryDirectory("assetpack-stress")
         try Helper.makePacks(s.path + "/packs", versions: 3)
         let seconds = Self.soak ? "30" : "4"
@@ -58,7 +58,7 @@ import TestSupport
     /// A process that dies holding a read snapshot leaves its slot in the
     /// reader table; the next process to open the index clears it
     /// (`mdb_reader_check`), so the dead snapshot no longer pins old pages.
-    @Test(.timeLimit(.minutes(1))) func aDeadReadersSlotIsClearedByTheNextOpen() throws {
+    @Test(.timeLimit(.minutes(3))) func aDeadReadersSlotIsClearedByTheNextOpen() throws {
         let s = TemporaryDirectory("assetpack-stale-reader")
         try Helper.makePacks(s.path + "/packs", versions: 1)
         #expect(try CLI.assetpack(["install", s.path + "/packs/v1.zip"], container: s.container).status == 0)

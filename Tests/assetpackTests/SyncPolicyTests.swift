@@ -65,20 +65,20 @@ import TestSupport
         #expect(try cat(s, "Extra").out == "extra")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func onBatteryAPrefetchPackWaitsForMainsAndAnEssentialOneDoesNot() throws {
         try deferral({ try $0.onBattery() }, reason: "the machine is on battery",
                      relieve: { try $0.write("sys/class/power_supply/AC/online", "1") })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func onAHighLoadAPrefetchPackWaitsForItToFall() throws {
         try deferral({ try $0.write("proc/loadavg", "7.50 3.00 1.00 9/300 4242") },
                      reason: "the machine is busy (1-minute load average above 2.0)", extra: ["--max-load", "2"],
                      relieve: { try $0.write("proc/loadavg", "0.50 3.00 1.00 1/300 4242") })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func ignoreBatteryDoesNotDeferAndJSONSaysDeferredForLoad() throws {
         let s = try Site(keys: false)
         #expect(try s.publish([try s.pack("Extra", "extra")]).status == 0)
@@ -131,7 +131,7 @@ import TestSupport
         return (one, two, s)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func oneSlotMakesTwoProcessesDownloadOneAfterTheOther() throws {
         let (one, two, s) = try twoSyncs(maxConcurrent: 1, holdingSlot: true)
         let manager = try AssetPackManager(container: .init(path: s.dir.container))
@@ -141,13 +141,13 @@ import TestSupport
         #expect([one, two].allSatisfy { $0.stderr.contains("version 1 installed") })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoSlotsLetTwoProcessesDownloadAtOnce() throws {
         let (one, two, _) = try twoSyncs(maxConcurrent: 2)
         #expect(!one.stderr.contains("deferred") && !two.stderr.contains("deferred"), "\(one.stderr) | \(two.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anEssentialPackThatFailedInSyncIsFetchedOnDemandLater() throws {
         let s = try Site(keys: false)
         #expect(try s.publish([try s.pack("Base", "base", policy: Self.essential)]).status == 0)
