@@ -172,6 +172,7 @@ extension AssetStore {
         var entries: [String: ArchiveEntry] = [:]
         do throws(ArchiveError) {
             for e in try ZipArchive.parse(bytes, name: path).entries { entries[e.path] = e }
+            MappedRegion.release(bytes)  // the local headers parsing touched
         } catch {
             guard error.provesDamage else { throw .archive(error) }
             report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)
@@ -179,7 +180,12 @@ extension AssetStore {
         }
         if deep && !verdict.archiveDamaged {
             region.advise(.sequential)
-            let problems = ArchiveScan.run(bytes: bytes, entries: Array(entries.values), archive: path)
+            // The hash reads a mapping of its own, so that each pass drops
+            // the pages behind it without making the other fault them in again.
+            let hashRegion: MappedRegion
+            do { hashRegion = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
+            hashRegion.advise(.sequential)
+            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion.bytes, entries: Array(entries.values), archive: path)
             report.bytesChecked += record.archiveSize
             if problems.sha256 != record.sha256 {
                 report.add(.archiveSHA256, pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
@@ -272,7 +278,9 @@ extension ArchiveError {
 
 /// Deep checking of one mapped archive: its SHA-256 on a second thread while
 /// this one checks every member's CRC-32, so the pass runs at the speed of
-/// the slower of the two, not their sum.
+/// the slower of the two, not their sum. Each pass reads a mapping of its
+/// own and drops the pages behind it (``ReadBehind``): an archive of any
+/// size keeps two windows of it resident.
 enum ArchiveScan {
     struct Result {
         var sha256: [UInt8]
@@ -286,24 +294,28 @@ enum ArchiveScan {
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
     }
 
-    static func run(bytes: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
-        let shared = Shared(bytes)
+    /// Checks the members in `bytes` and hashes `hashing`, two mappings of
+    /// the same archive file.
+    static func run(bytes: UnsafeRawBufferPointer, hashing: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
+        let shared = Shared(hashing)
         // A thread of its own, not a Dispatch queue: libdispatch traps when
         // its worker cannot make an epoll descriptor (EMFILE), and a verify
         // out of descriptors must fail with an error, not a crash.
         let group = DispatchGroup()
         group.enter()
         let thread = Thread {
-            shared.digest = SHA256.hash(shared.bytes)
+            shared.digest = PackFile.hash(shared.bytes, progress: nil)
             group.leave()
         }
         thread.start()
         var failures: [(String, ArchiveError)] = []
+        var behind = ReadBehind(mapping: bytes)
         for entry in entries.sorted(by: { $0.dataOffset < $1.dataOffset }) {
-            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive) } catch {
+            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive, readBehind: &behind) } catch {
                 failures.append((entry.path, error))
             }
         }
+        behind.finish(at: bytes.count)
         group.wait()
         return Result(sha256: shared.digest, crcFailures: failures.sorted { $0.0 < $1.0 })
     }
