@@ -18,8 +18,15 @@ public struct ReadBehind {
     /// Follows a reader of `mapping`, a file mapping (an ``ArchiveMap`` or a
     /// ``MappedRegion``'s bytes — never anonymous memory).
     public init(mapping: UnsafeRawBufferPointer, window: Int = ReadBehind.defaultWindow) {
+        self.init(mapping: mapping, start: 0, window: window)
+    }
+
+    /// Follows a reader of `mapping` that starts at offset `start`: nothing
+    /// before it is ever dropped.
+    public init(mapping: UnsafeRawBufferPointer, start: Int, window: Int = ReadBehind.defaultWindow) {
         self.mapping = mapping
         self.window = max(window, MappedRegion.pageSize)
+        self.released = min(max(start, 0), mapping.count) / MappedRegion.pageSize * MappedRegion.pageSize
     }
 
     /// The bytes a reader hands on at a time, and what it may keep resident.

@@ -171,8 +171,7 @@ extension AssetStore {
         let bytes = region.bytes
         var entries: [ArchiveEntry] = []
         do throws(ArchiveError) {
-            entries = try ZipArchive.parse(bytes, name: path).entries
-            MappedRegion.release(bytes)  // the local headers parsing touched
+            entries = try ZipArchive.parse(bytes, name: path, releasingPages: true).entries
         } catch {
             guard error.provesDamage else { throw .archive(error) }
             report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)

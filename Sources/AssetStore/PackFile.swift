@@ -69,11 +69,10 @@ public struct PackFile: Sendable {
         region.advise(.sequential)
         let bytes = region.bytes
         let archive: ZipArchive
-        do { archive = try ZipArchive.parse(bytes, name: path) } catch { throw .archive(error) }
-        // Parsing touched every local header: none of them stays resident,
-        // nor does any page the passes below read (``ReadBehind``), so an
-        // archive of any size costs a window of its bytes.
-        MappedRegion.release(bytes)
+        // Neither the headers parsing reads stay resident nor any page the
+        // passes below read (``ReadBehind``): an archive of any size costs a
+        // few windows of its bytes.
+        do { archive = try ZipArchive.parse(bytes, name: path, releasingPages: true) } catch { throw .archive(error) }
         try limits?.check(archive, path: path)
         do { try verifyMembers(of: archive, in: bytes, path: path, progress: progress) } catch { throw .archive(error) }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
