@@ -43,9 +43,12 @@ enum Scenarios {
         DescriptorScenario.scenario,
         OpenAndFirstReadScenario.scenario,
         InstallScenario.scenario,
+        InstallScenario.million,
         ReadersScenario.scenario,
         DownloadScenario.scenario,
         VerifyDeepScenario.scenario,
+        VerifyDeepScenario.million,
+        LargeMemberScenario.scenario,
         ServeScenario.scenario,
         StatusScenario.scenario,
     ]
