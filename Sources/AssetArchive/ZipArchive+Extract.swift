@@ -13,19 +13,48 @@ extension ZipArchive {
     ///   ``ArchiveError/outOfBounds(archive:path:part:)`` when `bytes` is not
     ///   the archive `entry` came from.
     public static func verify(_ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String) throws(ArchiveError) {
+        try verify(entry, in: bytes, archive: archive, following: false, reached: { _ in })
+    }
+
+    /// ``verify(_:in:archive:)`` of a member in a file mapping, dropping the
+    /// pages the check is done with as it goes (`readBehind` follows
+    /// `bytes`), so that a member of any size keeps a window of it resident.
+    public static func verify(
+        _ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String, readBehind: inout ReadBehind
+    ) throws(ArchiveError) {
+        try verify(entry, in: bytes, archive: archive, following: true, reached: { readBehind.reached($0) })
+    }
+
+    private static func verify(
+        _ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String, following: Bool, reached: (Int) -> Void
+    ) throws(ArchiveError) {
         let data = try memberData(entry, in: bytes, archive: archive)
+        let start = Int(entry.dataOffset)
         switch entry.method {
         case .stored:
-            try checkCRC(CRC32.checksum(data), entry, archive: archive)
+            guard following else {
+                try checkCRC(CRC32.checksum(data), entry, archive: archive)
+                return
+            }
+            var crc: UInt32 = 0
+            var done = 0
+            while done < data.count {
+                let piece = min(ReadBehind.defaultWindow, data.count - done)
+                crc = CRC32.checksum(data.slice(done, piece), continuing: crc)
+                done += piece
+                reached(start + done)
+            }
+            try checkCRC(crc, entry, archive: archive)
         case .deflated:
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
             defer { scratch.deallocate() }
             var crc: UInt32 = 0
-            try inflate(entry, data, archive: archive,
-                        window: { _, remaining in
-                            UnsafeMutableRawBufferPointer(rebasing: scratch[..<Int(min(remaining, UInt64(scratch.count)))])
-                        },
-                        consume: { crc = CRC32.checksum($0, continuing: crc) })
+            _ = try inflate(entry, data, archive: archive,
+                            window: { _, remaining in
+                                UnsafeMutableRawBufferPointer(rebasing: scratch[..<Int(min(remaining, UInt64(scratch.count)))])
+                            },
+                            consume: { crc = CRC32.checksum($0, continuing: crc); return true },
+                            followingInput: following, inputRead: { reached(start + $0) })
             try checkCRC(crc, entry, archive: archive)
         }
     }
@@ -58,12 +87,12 @@ extension ZipArchive {
             try checkCRC(CRC32.checksum(UnsafeRawBufferPointer(destination)), entry, archive: archive)
         case .deflated:
             var crc: UInt32 = 0
-            try inflate(entry, data, archive: archive,
-                        window: { produced, remaining in
-                            let start = Int(produced)
-                            return UnsafeMutableRawBufferPointer(rebasing: destination[start ..< start + Int(remaining)])
-                        },
-                        consume: { crc = CRC32.checksum($0, continuing: crc) })
+            _ = try inflate(entry, data, archive: archive,
+                            window: { produced, remaining in
+                                let start = Int(produced)
+                                return UnsafeMutableRawBufferPointer(rebasing: destination[start ..< start + Int(remaining)])
+                            },
+                            consume: { crc = CRC32.checksum($0, continuing: crc); return true })
             try checkCRC(crc, entry, archive: archive)
         }
     }
@@ -92,7 +121,7 @@ extension ZipArchive {
 
     /// The member's data bytes, checked to lie inside `bytes`, and its sizes
     /// checked to be possible (an entry may be made by hand).
-    private static func memberData(
+    static func memberData(
         _ entry: ArchiveEntry, in bytes: UnsafeRawBufferPointer, archive: String
     ) throws(ArchiveError) -> UnsafeRawBufferPointer {
         if let problem = RecordValidation.sizeProblem(
@@ -106,22 +135,29 @@ extension ZipArchive {
         return bytes.slice(Int(entry.dataOffset), Int(entry.compressedSize))
     }
 
-    private static func checkCRC(_ actual: UInt32, _ entry: ArchiveEntry, archive: String) throws(ArchiveError) {
+    static func checkCRC(_ actual: UInt32, _ entry: ArchiveEntry, archive: String) throws(ArchiveError) {
         guard actual == entry.crc32 else {
             throw .crcMismatch(archive: archive, path: entry.path, expected: entry.crc32, actual: actual)
         }
     }
 
-    private static func inflate(
+    /// Inflates `entry`'s `data`, as ``Inflater/inflate(_:expected:window:consume:followingInput:inputRead:)``
+    /// does. Returns `false` when `consume` stopped it.
+    static func inflate(
         _ entry: ArchiveEntry, _ data: UnsafeRawBufferPointer, archive: String,
         window: (UInt64, UInt64) -> UnsafeMutableRawBufferPointer,
-        consume: (UnsafeRawBufferPointer) -> Void
-    ) throws(ArchiveError) {
+        consume: (UnsafeRawBufferPointer) -> Bool,
+        followingInput: Bool = false, inputRead: (Int) -> Void = { _ in }
+    ) throws(ArchiveError) -> Bool {
         do {
             var inflater = try Inflater()
-            try inflater.inflate(data, expected: entry.uncompressedSize, window: window, consume: consume)
+            try inflater.inflate(data, expected: entry.uncompressedSize, window: window, consume: consume,
+                                 followingInput: followingInput, inputRead: inputRead)
+            return true
         } catch {
             switch error {
+            case .stopped:
+                return false
             case .tooLong:
                 throw .sizeMismatch(archive: archive, path: entry.path, declared: entry.uncompressedSize,
                                     actual: .moreThanDeclared)

@@ -42,7 +42,15 @@ public struct ZipArchive: Sendable {
     /// - Throws: the ``ArchiveError`` case that describes the first problem
     ///   found. Data CRCs are not checked here.
     public static func parse(_ bytes: UnsafeRawBufferPointer, name: String) throws(ArchiveError) -> ZipArchive {
-        let parsed = try ArchiveParser(bytes: bytes, name: name).parse()
+        try parse(bytes, name: name, releasingPages: false)
+    }
+
+    /// ``parse(_:name:)`` of a file mapping, dropping the pages of the
+    /// central directory and of the local headers behind the walk over them
+    /// (``ReadBehind``) when `releasingPages`: an archive of a million
+    /// members does not stay resident because its headers were read.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, name: String, releasingPages: Bool) throws(ArchiveError) -> ZipArchive {
+        let parsed = try ArchiveParser(bytes: bytes, name: name, releasingPages: releasingPages).parse()
         return ZipArchive(
             entries: parsed.entries, directoryCount: parsed.directoryCount,
             comment: parsed.comment, usesZip64: parsed.usesZip64)

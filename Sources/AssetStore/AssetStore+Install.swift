@@ -303,15 +303,28 @@ extension AssetStore {
         var key = prefix
         var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
         var written: UInt64 = 0
+        // A new pack's keys, in the order an archive this package wrote
+        // lists its members, come after every key there is when its ID sorts
+        // last (always, in a container's first pack): they are appended, which
+        // fills LMDB's pages instead of splitting them. The first key that is
+        // not after the last one ends the appending, for the rest of the pack.
+        var appendingMembers = old.isEmpty
+        var appendingPaths = old.isEmpty
         for entry in entries {
             key.removeSubrange(prefix.count...)
             key.append(contentsOf: entry.path.utf8)
             let path = key[prefix.count...]
             value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
-            try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+            if appendingMembers { appendingMembers = try appended(value, at: key, to: members, txn: txn) }
+            if !appendingMembers {
+                try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+            }
             CrashPoint.hit("install.index.member")
             if old.isEmpty || !old.contains(Array(path)) {
-                try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
+                if appendingPaths { appendingPaths = try appended(id, at: path, to: paths, txn: txn) }
+                if !appendingPaths {
+                    try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
+                }
                 CrashPoint.hit("install.index.path-added")
             }
             if !old.isEmpty { new.insert(Array(path)) }
@@ -324,5 +337,20 @@ extension AssetStore {
             CrashPoint.hit("install.index.member-dropped")
         }
         try indexCall { () throws(LMDBError) in try txn.put(packs, key: Array(id.utf8), value: record.encoded) }
+    }
+
+    /// Appends `key` → `value` to `db` (`MDB_APPEND`); `false`, with nothing
+    /// written, when `key` is not after the last key there.
+    private static func appended(
+        _ value: some IndexBytes, at key: some IndexBytes, to db: Database, txn: borrowing WriteTransaction
+    ) throws(StoreError) -> Bool {
+        do {
+            try txn.append(db, key: key, value: value)
+            return true
+        } catch where error.code == LMDBError.keyExists.code {
+            return false
+        } catch {
+            throw .index(error)
+        }
     }
 }

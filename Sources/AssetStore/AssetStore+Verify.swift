@@ -169,9 +169,9 @@ extension AssetStore {
         let region: MappedRegion
         do { region = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
         let bytes = region.bytes
-        var entries: [String: ArchiveEntry] = [:]
+        var entries: [ArchiveEntry] = []
         do throws(ArchiveError) {
-            for e in try ZipArchive.parse(bytes, name: path).entries { entries[e.path] = e }
+            entries = try ZipArchive.parse(bytes, name: path, releasingPages: true).entries
         } catch {
             guard error.provesDamage else { throw .archive(error) }
             report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)
@@ -179,7 +179,12 @@ extension AssetStore {
         }
         if deep && !verdict.archiveDamaged {
             region.advise(.sequential)
-            let problems = ArchiveScan.run(bytes: bytes, entries: Array(entries.values), archive: path)
+            // The hash reads a mapping of its own, so that each pass drops
+            // the pages behind it without making the other fault them in again.
+            let hashRegion: MappedRegion
+            do { hashRegion = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
+            hashRegion.advise(.sequential)
+            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion.bytes, entries: entries, archive: path)
             report.bytesChecked += record.archiveSize
             if problems.sha256 != record.sha256 {
                 report.add(.archiveSHA256, pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
@@ -200,17 +205,35 @@ extension AssetStore {
 
     /// Compares the pack's member records with the archive's entries (when
     /// the archive parsed). Returns whether the index is damaged.
-    private func checkMembers(of record: PackRecord, entries: [String: ArchiveEntry]?, size: UInt64,
+    ///
+    /// The records come in the order of their keys, so the entries are put
+    /// in the order of their paths' bytes (an archive this package wrote is
+    /// in it already) and the two are walked side by side: no table of a
+    /// million paths, whose look-ups missed the cache at every step.
+    private func checkMembers(of record: PackRecord, entries: [ArchiveEntry]?, size: UInt64,
                               txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) -> Bool {
         let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
-        var seen = Set<String>()
+        let sorted = entries.map(Self.inPathOrder)
+        var next = 0
+        var missing: [String] = []
         var damaged = false
         try indexCall { () throws(LMDBError) in
             try txn.forEach(members, prefix: prefix) { key, value in
-                let member = String(decoding: key[prefix.count...], as: UTF8.self)
-                seen.insert(member)
+                let pathBytes = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
+                let member = String(decoding: pathBytes, as: UTF8.self)
                 report.membersChecked += 1
+                var entry: ArchiveEntry?
+                if let sorted {
+                    while next < sorted.count, Self.compare(sorted[next].path, pathBytes) < 0 {
+                        missing.append(sorted[next].path)
+                        next += 1
+                    }
+                    if next < sorted.count, Self.compare(sorted[next].path, pathBytes) == 0 {
+                        entry = sorted[next]
+                        next += 1
+                    }
+                }
                 func problem(_ code: FindingCode, _ message: String) {
                     report.add(code, pack: id, object: member, message)
                     damaged = true
@@ -224,8 +247,8 @@ extension AssetStore {
                     problem(.memberOutOfBounds, "'\(member)' lies outside its archive")
                 } else if m.archiveKey != record.archiveKey {
                     problem(.memberRecordMismatch, "'\(member)' points at another version's archive")
-                } else if let entries {
-                    if let e = entries[member] {
+                } else if sorted != nil {
+                    if let e = entry {
                         if MemberRecord(archiveKey: record.archiveKey, entry: e) != m {
                             problem(.memberRecordMismatch, "index record of '\(member)' disagrees with its local header and central directory entry")
                         }
@@ -236,18 +259,37 @@ extension AssetStore {
                 return true
             }
         }
-        guard let entries else { return damaged }
-        for path in entries.keys.sorted() where !seen.contains(path) {
+        guard let sorted else { return damaged }
+        missing += sorted[next...].map(\.path)
+        for path in missing {
             report.add(.memberMissing, pack: id, object: path, "the archive has '\(path)', the index does not")
             damaged = true
         }
-        let total = entries.values.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
-        if record.memberCount != UInt64(entries.count) || record.totalSize != total {
+        let total = sorted.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
+        if record.memberCount != UInt64(sorted.count) || record.totalSize != total {
             report.add(.packRecordMismatch, pack: id, object: nil,
-                       "record says \(record.memberCount) members, \(record.totalSize) bytes; the archive has \(entries.count), \(total)")
+                       "record says \(record.memberCount) members, \(record.totalSize) bytes; the archive has \(sorted.count), \(total)")
             damaged = true
         }
         return damaged
+    }
+
+    /// `entries` in the order of their paths' UTF-8 bytes, as index keys sort.
+    private static func inPathOrder(_ entries: [ArchiveEntry]) -> [ArchiveEntry] {
+        for i in entries.indices.dropFirst() where !entries[i - 1].path.utf8.lexicographicallyPrecedes(entries[i].path.utf8) {
+            return entries.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        }
+        return entries
+    }
+
+    /// `path`'s UTF-8 bytes against `bytes`: negative, zero or positive.
+    private static func compare(_ path: String, _ bytes: UnsafeRawBufferPointer) -> Int {
+        var path = path
+        return path.withUTF8 { p in
+            let n = min(p.count, bytes.count)
+            let c = n == 0 ? 0 : memcmp(p.baseAddress!, bytes.baseAddress!, n)
+            return c != 0 ? Int(c) : p.count - bytes.count
+        }
     }
 }
 
@@ -272,7 +314,9 @@ extension ArchiveError {
 
 /// Deep checking of one mapped archive: its SHA-256 on a second thread while
 /// this one checks every member's CRC-32, so the pass runs at the speed of
-/// the slower of the two, not their sum.
+/// the slower of the two, not their sum. Each pass reads a mapping of its
+/// own and drops the pages behind it (``ReadBehind``): an archive of any
+/// size keeps two windows of it resident.
 enum ArchiveScan {
     struct Result {
         var sha256: [UInt8]
@@ -286,24 +330,28 @@ enum ArchiveScan {
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
     }
 
-    static func run(bytes: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
-        let shared = Shared(bytes)
+    /// Checks the members in `bytes` and hashes `hashing`, two mappings of
+    /// the same archive file.
+    static func run(bytes: UnsafeRawBufferPointer, hashing: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
+        let shared = Shared(hashing)
         // A thread of its own, not a Dispatch queue: libdispatch traps when
         // its worker cannot make an epoll descriptor (EMFILE), and a verify
         // out of descriptors must fail with an error, not a crash.
         let group = DispatchGroup()
         group.enter()
         let thread = Thread {
-            shared.digest = SHA256.hash(shared.bytes)
+            shared.digest = PackFile.hash(shared.bytes, progress: nil)
             group.leave()
         }
         thread.start()
         var failures: [(String, ArchiveError)] = []
+        var behind = ReadBehind(mapping: bytes)
         for entry in entries.sorted(by: { $0.dataOffset < $1.dataOffset }) {
-            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive) } catch {
+            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive, readBehind: &behind) } catch {
                 failures.append((entry.path, error))
             }
         }
+        behind.finish(at: bytes.count)
         group.wait()
         return Result(sha256: shared.digest, crcFailures: failures.sorted { $0.0 < $1.0 })
     }

@@ -69,7 +69,10 @@ public struct PackFile: Sendable {
         region.advise(.sequential)
         let bytes = region.bytes
         let archive: ZipArchive
-        do { archive = try ZipArchive.parse(bytes, name: path) } catch { throw .archive(error) }
+        // Neither the headers parsing reads stay resident nor any page the
+        // passes below read (``ReadBehind``): an archive of any size costs a
+        // few windows of its bytes.
+        do { archive = try ZipArchive.parse(bytes, name: path, releasingPages: true) } catch { throw .archive(error) }
         try limits?.check(archive, path: path)
         do { try verifyMembers(of: archive, in: bytes, path: path, progress: progress) } catch { throw .archive(error) }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
@@ -84,28 +87,32 @@ public struct PackFile: Sendable {
     ) throws(ArchiveError) {
         var meter = ProgressMeter.install(
             .validating, total: archive.entries.reduce(0) { $0 + $1.compressedSize }, reportingTo: progress)
+        var behind = ReadBehind(mapping: bytes)
         for entry in archive.entries {
-            try ZipArchive.verify(entry, in: bytes, archive: path)
+            try ZipArchive.verify(entry, in: bytes, archive: path, readBehind: &behind)
             meter?.advance(by: entry.compressedSize)
         }
+        behind.finish(at: bytes.count)
         meter?.finish()
     }
 
-    /// The SHA-256 of `bytes`; with `progress`, hashed in pieces of at most
-    /// ``hashPiece`` bytes, each reported.
-    private static func hash(_ bytes: UnsafeRawBufferPointer, progress: ((InstallProgress) -> Void)?) -> [UInt8] {
-        guard var meter = ProgressMeter.install(.hashing, total: UInt64(bytes.count), reportingTo: progress) else {
-            return SHA256.hash(bytes)
-        }
+    /// The SHA-256 of `bytes`, a file mapping, hashed in pieces of at most
+    /// ``hashPiece`` bytes, each dropped once hashed (``ReadBehind``) and,
+    /// with `progress`, reported.
+    static func hash(_ bytes: UnsafeRawBufferPointer, progress: ((InstallProgress) -> Void)?) -> [UInt8] {
+        var meter = ProgressMeter.install(.hashing, total: UInt64(bytes.count), reportingTo: progress)
+        var behind = ReadBehind(mapping: bytes)
         var hasher = SHA256()
         var offset = 0
         while offset < bytes.count {
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset ..< min(offset + hashPiece, bytes.count)])
             hasher.update(piece)
             offset += piece.count
-            meter.advance(by: UInt64(piece.count))
+            behind.reached(offset)
+            meter?.advance(by: UInt64(piece.count))
         }
-        meter.finish()
+        behind.finish(at: offset)
+        meter?.finish()
         return hasher.finalize()
     }
 

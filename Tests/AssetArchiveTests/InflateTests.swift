@@ -30,7 +30,7 @@ import Testing
                                      }
                                      return UnsafeMutableRawBufferPointer(rebasing: scratch[..<min(Int(remaining), scratch.count)])
                                  },
-                                 consume: { collected.append(contentsOf: $0) })
+                                 consume: { collected.append(contentsOf: $0); return true })
         } catch {
             return .failure(error)
         }

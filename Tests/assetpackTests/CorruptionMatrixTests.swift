@@ -104,6 +104,8 @@ struct Damage: Sendable, CustomStringConvertible {
         Damage(name: "delete-member-record", codes: ["member.missing", "paths.extra"], damagedSurvives: true),
         Damage(name: "garble-pack-record", codes: ["pack.record-damaged"], damagedSurvives: true),
         Damage(name: "delete-path-entry", codes: ["paths.missing"], damagedSurvives: true),
+        Damage(name: "path-entry-names-a-stranger", codes: ["paths.mismatch"], damagedSurvives: true),
+        Damage(name: "path-entry-repeats-a-pack", codes: ["paths.mismatch"], damagedSurvives: true),
         Damage(name: "orphan-member-records", codes: ["member.orphan"], damagedSurvives: true),
         Damage(name: "delete-schema", codes: ["index.schema-missing"], damagedSurvives: true),
         Damage(name: "staging-leftover", codes: ["staging.leftover"], reclaimableOnly: true, damagedSurvives: true),
@@ -140,6 +142,11 @@ struct Damage: Sendable, CustomStringConvertible {
             try f.edit { txn, s throws(LMDBError) in try txn.put(s.packs, key: "damaged", value: [9, 9, 9]) }
         case "delete-path-entry":
             try f.edit { txn, s throws(LMDBError) in _ = try txn.delete(s.paths, key: "shared-damaged.txt") }
+        case "path-entry-names-a-stranger":
+            // Witness holds no such member: as many pairs as records, one of them false.
+            try f.edit { txn, s throws(LMDBError) in try txn.put(s.paths, key: "shared-damaged.txt", value: Array("damaged\0witness".utf8)) }
+        case "path-entry-repeats-a-pack":
+            try f.edit { txn, s throws(LMDBError) in try txn.put(s.paths, key: "shared-damaged.txt", value: Array("damaged\0damaged".utf8)) }
         case "orphan-member-records":
             let value = try f.member("damaged", "damaged/level.json").encodedForTest
             try f.edit { txn, s throws(LMDBError) in try txn.put(s.members, key: IndexSchema.memberKey(pack: "ghost", path: "g.txt"), value: value) }

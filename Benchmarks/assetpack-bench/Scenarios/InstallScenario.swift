@@ -20,13 +20,22 @@ import AssetArchive
 ///
 /// The peers start from bytes in memory and check nothing; AssetPacks starts
 /// from the pack file and checks everything.
+///
+/// `install-1m`: the same at 1,000,000 members (`--quick`: 20,000), without
+/// the files peer (a million files measure the file system, not the
+/// indexing), in fewer rounds; its notes give the peak resident set an
+/// install added to the harness's own (`VmHWM`, reset before each round).
 enum InstallScenario {
     static let scenario = Scenario(
         "install", "install (index) a 100,000-member pack, members/s"
-    ) { ctx in [try run(ctx)] }
+    ) { ctx in [try run(ctx, members: ctx.scale.installMembers, name: "install")] }
 
-    static func run(_ ctx: Context) throws -> ScenarioResult {
-        let n = ctx.scale.installMembers
+    static let million = Scenario(
+        "install-1m", "install (index) a 1,000,000-member pack, members/s, and the install's peak RSS"
+    ) { ctx in [try run(ctx, members: ctx.scale.quick ? 20_000 : 1_000_000, name: "install-1m", files: false, rounds: ctx.scale.rounds ?? 2)] }
+
+    static func run(_ ctx: Context, members n: Int, name: String, files: Bool = true, rounds: Int? = nil) throws -> ScenarioResult {
+        let rounds = rounds ?? ctx.scale.installRounds
         let members = MemberSet(count: n, sizes: 64 ... 1024, content: .random, seed: 0x1A57, ext: "bin")
         let dir = ctx.workspace.root + "/install-\(n)"
         let zipPath = dir + "/pack.zip"
@@ -41,10 +50,14 @@ enum InstallScenario {
         let scratch = dir + "/target"
         let total = Double(members.totalBytes)
 
+        var peak = 0
         let all: [(String, () throws -> Double)] = [
             ("assetpacks", {
                 let manager = try AssetPackManager(container: .init(path: scratch))
-                return try timed { try manager.installPack(at: zipPath, id: "bench.install") }
+                let before = PeakMemory.reset()
+                let seconds = try timed { try manager.installPack(at: zipPath, id: "bench.install") }
+                peak = max(peak, PeakMemory.peak() - before)
+                return seconds
             }),
             ("files", {
                 try timed {
@@ -69,22 +82,42 @@ enum InstallScenario {
                 }
             }),
         ]
-        let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
+        let contenders = all.filter { (files || $0.0 != "files") && (ctx.scale.only?.contains($0.0) ?? true) }
         let seconds = try Passes.run(contenders.map { c in
             (c.0, {
                 try? FileManager.default.removeItem(atPath: scratch)
                 defer { try? FileManager.default.removeItem(atPath: scratch) }
                 return try c.1()
             })
-        }, rounds: ctx.scale.installRounds)
+        }, rounds: rounds)
         let measured = Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: n, bytes: total)
+        var notes = ["AssetPacks installs from the pack file and checks every CRC-32 and the SHA-256, with syncs; "
+                     + "the peers write bytes already in memory and check nothing (files: no sync)."]
+        if peak > 0 { notes.append("Peak resident set an assetpacks install added (VmHWM over VmRSS before it): \(Format.fixed(Double(peak) / 1024, decimals: 1)) MiB.") }
         return ScenarioResult(
-            name: "install",
+            name: name,
             summary: "install a pack of \(Format.count(n)) stored members of 64–1024 B (\(Format.count(members.totalBytes >> 20)) MiB); "
-                + "ops/s are members/s, p50/p99 the time per member in the median and the slowest of \(ctx.scale.installRounds) rounds",
-            measurements: measured, basis: .throughput,
-            notes: ["AssetPacks installs from the pack file and checks every CRC-32 and the SHA-256, with syncs; "
-                    + "the peers write bytes already in memory and check nothing (files: no sync)."])
+                + "ops/s are members/s, p50/p99 the time per member in the median and the slowest of \(rounds) rounds",
+            measurements: measured, basis: .throughput, notes: notes)
+    }
+}
+
+/// This process's peak resident set, from `/proc/self/status`.
+enum PeakMemory {
+    /// Resets the peak (`VmHWM`) to the current resident set (writing 5 to
+    /// `/proc/self/clear_refs`) and returns that, in KiB.
+    static func reset() -> Int {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        return field("VmRSS:")
+    }
+
+    /// The peak resident set (`VmHWM`) in KiB.
+    static func peak() -> Int { field("VmHWM:") }
+
+    private static func field(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 }
 

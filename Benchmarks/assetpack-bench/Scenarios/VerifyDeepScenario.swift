@@ -17,10 +17,35 @@ import AssetArchive
 ///
 /// The container holds packs of stored media (random bytes) and deflated
 /// text, 4 × 128 MiB (`--quick`: 2 × 16 MiB).
+///
+/// `verify-deep-1m`: the same of a container holding one pack of 1,000,000
+/// stored members of 64–1024 B (`--quick`: 20,000), with the peak resident
+/// set a verify added to the harness's own (`VmHWM`, reset before each round).
 enum VerifyDeepScenario {
     static let scenario = Scenario(
         "verify-deep", "`verify --deep` of an installed container, against `sha256sum` and `unzip -t` on the same archives"
     ) { ctx in [try run(ctx)] }
+
+    static let million = Scenario(
+        "verify-deep-1m", "`verify --deep` of a 1,000,000-member pack, against `sha256sum` and `unzip -t`, and the verify's peak RSS"
+    ) { ctx in [try runMillion(ctx)] }
+
+    static func runMillion(_ ctx: Context) throws -> ScenarioResult {
+        let n = ctx.scale.quick ? 20_000 : 1_000_000
+        let dir = ctx.workspace.root + "/verify-members-\(n)"
+        let container = GroupContainer(path: dir + "/container")
+        try ctx.workspace.fill(dir, label: "a container of one \(Format.count(n))-member pack for verify") {
+            let members = MemberSet(count: n, sizes: 64 ... 1024, content: .random, seed: 0x1A57, ext: "bin")
+            let zip = dir + "/pack.zip"
+            try ArchiveWriter.write((0 ..< n).map {
+                ArchiveWriter.Member(path: members.paths[$0], source: .bytes(members.bytes($0)), compression: .stored)
+            }, to: zip)
+            try AssetPackManager(container: .init(path: container.path)).installPack(at: zip, id: "bench.verify-1m")
+            try FileManager.default.removeItem(atPath: zip)
+        }
+        return try measure(ctx, container: container, name: "verify-deep-1m", rounds: ctx.scale.rounds ?? (ctx.scale.quick ? 2 : 3),
+                           summary: "verify --deep of one pack of \(Format.count(n)) stored members of 64–1024 B")
+    }
 
     static func run(_ ctx: Context) throws -> ScenarioResult {
         let packs = ctx.scale.quick ? 2 : 4
@@ -47,15 +72,24 @@ enum VerifyDeepScenario {
                 try FileManager.default.removeItem(atPath: zip)
             }
         }
+        return try measure(ctx, container: container, name: "verify-deep", rounds: ctx.scale.quick ? 2 : 5,
+                           summary: "verify --deep of \(packs) packs (3/4 stored media, 1/4 deflated text)")
+    }
+
+    /// Times `verify --deep` of `container` against `sha256sum` and `unzip -t` of its archives.
+    static func measure(_ ctx: Context, container: GroupContainer, name: String, rounds: Int, summary: String) throws -> ScenarioResult {
         var storeOptions = AssetStore.Options()
         storeOptions.createsContainer = false
         let store = try AssetStore(container: container, options: storeOptions)
         let archives = FileManager.default.subpaths(atPath: container.packsPath)?.sorted().map { container.packsPath + "/" + $0 } ?? []
         let total = archives.reduce(0.0) { $0 + Double((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
 
+        var peak = 0
         let all: [(String, () throws -> Void)] = [
             ("assetpacks", {
+                let before = PeakMemory.reset()
                 let report = try store.verify(options: VerificationOptions(deep: true))
+                peak = max(peak, PeakMemory.peak() - before)
                 guard !report.hasErrors, report.bytesChecked > 0 else { throw BenchError.failed("verify found \(report.findings)") }
             }),
             ("sha256sum", { try Tool.run("sha256sum", archives) }),
@@ -63,16 +97,16 @@ enum VerifyDeepScenario {
         ]
         let contenders = all.filter { ctx.scale.only?.contains($0.0) ?? true }
         for c in contenders { try c.1() }   // warm the page cache and the code
-        let rounds = ctx.scale.quick ? 2 : 5
         let seconds = try Passes.run(contenders.map { c in (c.0, { try timed(c.1) }) }, rounds: rounds)
         let measured = Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: 1, bytes: total)
+        var notes = ["assetpacks checks each archive's SHA-256 and every member's CRC-32 (inflating deflated ones) and the index; "
+                     + "sha256sum only hashes; unzip -t only checks CRC-32s."]
+        if peak > 0 { notes.append("Peak resident set an assetpacks verify added (VmHWM over VmRSS before it): \(Format.fixed(Double(peak) / 1024, decimals: 1)) MiB.") }
         return ScenarioResult(
-            name: "verify-deep",
-            summary: "verify --deep of \(packs) packs, \(Format.count(Int(total) >> 20)) MiB of archives (3/4 stored media, 1/4 deflated text), "
+            name: name,
+            summary: summary + ", \(Format.count(Int(total) >> 20)) MiB of archives, "
                 + "page cache warm; ops are whole passes, p50/p99 over \(rounds) rounds",
-            measurements: measured, basis: .throughput,
-            notes: ["assetpacks checks each archive's SHA-256 and every member's CRC-32 (inflating deflated ones) and the index; "
-                    + "sha256sum only hashes; unzip -t only checks CRC-32s."])
+            measurements: measured, basis: .throughput, notes: notes)
     }
 }
 

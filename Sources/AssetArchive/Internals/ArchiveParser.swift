@@ -4,6 +4,9 @@
 struct ArchiveParser {
     let bytes: UnsafeRawBufferPointer
     let name: String
+    /// Whether `bytes` is a file mapping whose pages may be dropped behind
+    /// the walk (``ZipArchive/parse(_:name:releasingPages:)``).
+    var releasingPages = false
 
     /// The result of a parse, before it becomes a ``ZipArchive``.
     struct Parsed {
@@ -33,10 +36,18 @@ struct ArchiveParser {
         var extents: [Extent] = []
         extents.reserveCapacity(records.count)
 
+        // Two sequential walks when the directory is in order: the records
+        // at the end, and the local headers from the start.
+        var directoryBehind = ReadBehind(mapping: bytes, start: end.directoryOffset)
+        var headersBehind = ReadBehind(mapping: bytes)
         for record in records {
             var validation = RecordValidation(bytes: bytes, name: name, record: record)
             let member = try validation.validate()
             let layout = try check.check(member)
+            if releasingPages {
+                directoryBehind.reached(record)
+                headersBehind.reached(min(Int(member.localHeaderOffset), end.directoryOffset))
+            }
             if validation.usedZip64 || layout.usedZip64 { parsed.usesZip64 = true }
             extents.append(Extent(start: Int(member.localHeaderOffset), end: layout.end, index: paths.count))
             paths.append(member.path)
@@ -48,6 +59,10 @@ struct ArchiveParser {
                     compressedSize: member.compressedSize, uncompressedSize: member.uncompressedSize,
                     localHeaderOffset: member.localHeaderOffset, dataOffset: UInt64(layout.dataOffset)))
             }
+        }
+        if releasingPages {
+            directoryBehind.finish(at: bytes.count)
+            headersBehind.finish(at: end.directoryOffset)
         }
         try checkLayout(&extents, paths: paths, directoryStart: end.directoryOffset)
         try NameCollisions.check(paths, archive: name)

@@ -28,6 +28,8 @@ struct Inflater: ~Copyable {
         case corrupt(String)
         /// zlib could not allocate its state.
         case outOfMemory
+        /// `consume` asked to stop.
+        case stopped
     }
 
     init() throws(Failure) {}
@@ -73,32 +75,42 @@ struct Inflater: ~Copyable {
     /// Output goes to the windows `window` returns: given the number of bytes
     /// produced so far and how many are still expected (at least 1), it
     /// returns a non-empty buffer of at most that many bytes. `consume` then
-    /// sees each piece written. Once `expected` bytes are out, a one-byte
-    /// scratch buffer probes for more, so no window is ever written past.
-    /// The first window may be asked for twice (when the whole-buffer decode
-    /// falls back to zlib), so `window` must give the same buffer for the
-    /// same arguments.
+    /// sees each piece written, and returns whether to go on (`false`
+    /// ends the inflate with ``Failure/stopped``). Once `expected` bytes are
+    /// out, a one-byte scratch buffer probes for more, so no window is ever
+    /// written past. The first window may be asked for twice (when the
+    /// whole-buffer decode falls back to zlib), so `window` must give the
+    /// same buffer for the same arguments.
+    ///
+    /// With `followingInput`, zlib is handed the input in pieces of
+    /// ``inputPiece`` bytes, and `inputRead` is told how many input bytes
+    /// are consumed before each new piece and at the end: a reader of a
+    /// mapped archive drops the pages behind it (``ReadBehind``).
     mutating func inflate(
         _ input: UnsafeRawBufferPointer, expected: UInt64,
         window: (_ produced: UInt64, _ remaining: UInt64) -> UnsafeMutableRawBufferPointer,
-        consume: (UnsafeRawBufferPointer) -> Void
+        consume: (UnsafeRawBufferPointer) -> Bool,
+        followingInput: Bool = false, inputRead: (Int) -> Void = { _ in }
     ) throws(Failure) {
         if input.isEmpty && expected == 0 { return }
         let chunk = Int(UInt32.max)
         if expected > 0, !input.isEmpty {
             let whole = window(0, min(expected, UInt64(chunk)))
             if UInt64(whole.count) == expected, Inflater.inflateWhole(input, into: whole) {
-                consume(UnsafeRawBufferPointer(whole))
+                inputRead(input.count)
+                guard consume(UnsafeRawBufferPointer(whole)) else { throw .stopped }
                 return
             }
         }
+        let piece = followingInput ? Self.inputPiece : chunk
         let stream = try zlibStream()
         var inputOffset = 0
         var produced: UInt64 = 0
         var probe: UInt8 = 0
         while true {
             if stream.pointee.avail_in == 0 && inputOffset < input.count {
-                let count = min(chunk, input.count - inputOffset)
+                inputRead(inputOffset)
+                let count = min(piece, input.count - inputOffset)
                 stream.pointee.next_in = UnsafeMutablePointer(
                     mutating: (input.baseAddress! + inputOffset).assumingMemoryBound(to: UInt8.self))
                 stream.pointee.avail_in = UInt32(count)
@@ -112,13 +124,14 @@ struct Inflater: ~Copyable {
                 let status = CZlib.inflate(stream, Z_NO_FLUSH)
                 let written = output.count - Int(stream.pointee.avail_out)
                 if written > 0 && remaining > 0 {
-                    consume(UnsafeRawBufferPointer(rebasing: output[..<written]))
                     produced += UInt64(written)
+                    if !consume(UnsafeRawBufferPointer(rebasing: output[..<written])) { return Self.stopStatus }
                 } else if written > 0 {
                     produced += 1
                 }
                 return status
             }
+            if status == Self.stopStatus { throw .stopped }
             if produced > expected { throw .tooLong }
             switch status {
             case Z_OK:
@@ -127,6 +140,7 @@ struct Inflater: ~Copyable {
                 guard produced == expected else { throw .tooShort(produced) }
                 let unused = Int(stream.pointee.avail_in) + (input.count - inputOffset)
                 guard unused == 0 else { throw .corrupt("\(unused) bytes follow the end of the deflate stream") }
+                inputRead(input.count)
                 return
             case Z_BUF_ERROR:
                 if stream.pointee.avail_in == 0 && inputOffset == input.count {
@@ -140,6 +154,12 @@ struct Inflater: ~Copyable {
             }
         }
     }
+
+    /// How much input zlib is handed at a time when the caller follows it.
+    static let inputPiece = 1 << 20
+
+    /// Not a zlib status: what the loop's body returns when `consume` stopped.
+    private static let stopStatus = Z_STREAM_END + 1000
 
     private func message(_ status: Int32) -> String {
         if let text = stream?.pointee.msg { return String(cString: text) }

@@ -1,4 +1,5 @@
 import AssetPacks
+import Glibc
 
 /// `assetpack cat`: writes a member's bytes to standard output.
 enum CatCommand: Command {
@@ -41,11 +42,14 @@ enum CatCommand: Command {
                 defer { try? d.close() }
                 try copyToStandardOutput(d, path: path, checking: check)
             } else {
-                // Checked before a byte goes out: the CRC-32 costs little
-                // beside writing to a pipe.
-                Output.write(try manager.contents(at: path, searchingInAssetPackWithID: arguments.value(pack), verifyingChecksum: check))
+                // Streamed: a member of any size costs a bounded buffer. Up
+                // to 1 MiB it is checked before a byte goes out; of a longer
+                // one, what is out before an error is not to be trusted.
+                try manager.write(path, searchingInAssetPackWithID: arguments.value(pack), to: 1, verifyingChecksum: check)
             }
             return ExitCode.success
+        } catch where error.code == .system && error.systemError == EPIPE {
+            return ExitCode.success  // the reader went away, as for `cat`
         } catch {
             throw .from(error)
         }

@@ -82,6 +82,14 @@ check(try manager.contents(at: "Levels/1.json") == level, "contents")
 check(try manager.contents(at: "intro.m4v", searchingInAssetPackWithID: "com.example.Consumer", verifyingChecksum: true) == media,
       "checked contents")
 expectError(.fileNotFound, "missing file") { _ = try manager.contents(at: "nope") }
+let streamed = work + "/streamed.bin"
+let streamFD = open(streamed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+check(try manager.write("Levels/1.json", to: streamFD) == Int64(level.count), "write(_:to:) of a deflated file")
+check(try manager.write("intro.m4v", searchingInAssetPackWithID: "com.example.Consumer", to: streamFD, verifyingChecksum: false)
+      == Int64(media.count), "write(_:to:) of a stored file")
+close(streamFD)
+check(FileManager.default.contents(atPath: streamed) == level + media, "written bytes")
+expectError(.fileNotFound, "write of a missing file") { _ = try manager.write("nope", to: 1) }
 func typedThrows(_ manager: AssetPackManager) -> AssetPackError.Code? {
     do {
         _ = try manager.contents(at: "nope", searchingInAssetPackWithID: "com.example.Consumer")
