@@ -63,9 +63,9 @@ struct Surface: Sendable, CustomStringConvertible {
                                          "--fail-rate <p>", "--stall-after <bytes>", "--ignore-range", "--fault-seed <n>",
                                          "--fault-path <glob>"], arguments: ["<dir>"],
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
-        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--json"] + container,
+        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>", "--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--event <event>", "--json"] + container
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>", "--event <event>", "--json"] + container
                     + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
         Surface(name: "status", options: ["--watch", "--json"] + container, arguments: ["<pack>"],

@@ -99,8 +99,16 @@ struct DeltaUpdateTests {
         }
     }
 
-    func fetch(_ site: Site, _ base: String) throws -> Program.Result {
-        try CLI.assetpack(["fetch", "P", "--catalog", base + "/catalog.json", "--key", site.pub, "--container", site.dir.container])
+    func fetch(_ site: Site, _ base: String, _ extra: [String] = []) throws -> Program.Result {
+        try CLI.assetpack(["fetch", "P", "--catalog", base + "/catalog.json", "--key", site.pub, "--container", site.dir.container] + extra)
+    }
+
+    @Test(arguments: ["0", "65", "four", "-1"])
+    func maxRangeRequestsOutsideOneToSixtyFourIsAUsageError(value: String) throws {
+        let site = try Site()
+        let r = try fetch(site, "http://127.0.0.1:9", ["--max-range-requests", value])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("'--max-range-requests' needs a whole number from 1 to 64"), "\(r.stderr)")
     }
 
     /// The bytes a server sent for a delta update, counted in its own log:
@@ -130,7 +138,8 @@ struct DeltaUpdateTests {
         } else {
             let serve = try ServeHost(root: site.out, executable: CLI.binary)
             defer { serve.stop() }
-            let r = try fetch(site, serve.baseURL)
+            // One range at a time here (four at once against nginx).
+            let r = try fetch(site, serve.baseURL, ["--max-range-requests", "1"])
             #expect(r.status == 0, "\(r.stderr)")
             _ = serve.accessLog(count: 1) { $0.target.hasSuffix(".zip") }
             files = serve.accessLog.filter { !$0.target.hasSuffix("catalog.json") && !$0.target.hasSuffix(".sig") }

@@ -14,7 +14,11 @@ enum CatalogOptions {
         "ca-file", placeholder: "file",
         help: "Also trust the certificate authorities in this PEM file.", completion: .file)
 
-    static let options = [catalog, key, caFile]
+    static let maxRangeRequests = Option.value(
+        "max-range-requests", placeholder: "n",
+        help: "Range requests a delta update keeps in flight at once (1-64, default 4).")
+
+    static let options = [catalog, key, caFile, maxRangeRequests]
 
     /// The manager of the named container, downloading from `--catalog`,
     /// opened with `options` otherwise.
@@ -23,9 +27,11 @@ enum CatalogOptions {
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
             throw .usage("--catalog must be an http:// or https:// URL: '\(url)'")
         }
+        let rangeRequests = try arguments.wholeNumber(maxRangeRequests, in: 1...64)
         do throws(AssetPackError) {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
-            let source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
+            var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
+            if let rangeRequests { source.maximumRangeRequests = rangeRequests }
             var options = options
             options.catalog = source
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
