@@ -144,8 +144,17 @@ final class DeltaAssembly {
     // MARK: Copies
 
     /// Copies each member not in place from the first installed candidate
-    /// whose copied bytes have the piece map's SHA-256.
+    /// whose copied bytes have the piece map's SHA-256. A member whose every
+    /// candidate fails that check (an installed archive damaged on disk) is
+    /// fetched with the rest, and the status record says so.
     private func copyMembers(from source: ReuseSource) throws(Stop) {
+        var damaged: [ReuseSource.Candidate] = []
+        defer {
+            if let first = damaged.first {
+                delta.monitor?.going(.delta, note: "delta: \(damaged.count) installed member(s) did not match the piece map's SHA-256 "
+                                     + "(first: \(first.path) in \(first.pack)); fetched instead")
+            }
+        }
         for (i, member) in map.members.enumerated() where !memberDone[i] {
             let range = member.offset..<member.offset + member.size
             // A member partly fetched already is finished by ranges.
@@ -162,6 +171,7 @@ final class DeltaAssembly {
                 placed += member.size
                 break
             }
+            if !memberDone[i], let first = candidates.first { damaged.append(first) }
             try report()
         }
     }
