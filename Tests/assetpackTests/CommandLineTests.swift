@@ -152,6 +152,8 @@ import TestSupport
         #expect(r.out.contains("signed by key "))
         #expect(r.out.contains("serving ") && r.out.contains(" at http://127.0.0.1:"))
         #expect(r.out.contains("downloaded com.example.Demo version 1"))
-        #expect(r.out.contains("downloaded version 2 and switched to it atomically"))
+        // The update is a delta: the unchanged members are copied from version 1.
+        #expect(r.out.contains("downloaded version 2 as a delta update (") && r.out.contains(" copied from version 1) and switched to it atomically"),
+                "\(r.out)")
     }
 }

@@ -116,7 +116,11 @@ enum DemoCommand: Command {
         try check(second.version == "2" && second.status.contains(.upToDate), "the update did not replace version 1")
         try check(try manager.contents(at: "README.txt") == updated, "the update's README.txt is not visible")
         try check(held == files["Media/intro.png"], "bytes held across the update changed")
-        step("downloaded version \(second.version) and switched to it atomically; bytes held from version 1 still read correctly")
+        let delta = manager.downloadStatus(ofAssetPackWithID: id)
+        try check(delta?.isDelta == true && (delta?.bytesReused ?? 0) > 0,
+                  "version 2 did not arrive as a delta update: \(delta.map { "\($0.reason ?? "full download")" } ?? "no status record")")
+        step("downloaded version \(second.version) as a delta update (\(delta?.bytesFetched ?? 0) bytes fetched, "
+             + "\(delta?.bytesReused ?? 0) copied from version 1) and switched to it atomically; bytes held from version 1 still read correctly")
 
         let report = try manager.verify(Verification.Options(deep: true))
         try check(!report.hasErrors, "verify found: \(report.findings.map(\.message))")
