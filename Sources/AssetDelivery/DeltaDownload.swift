@@ -111,7 +111,8 @@ struct DeltaDownload {
         }
         var bytes: [UInt8] = []
         try fetchWhole(pieces.url, limit: pieces.size, what: "piece map", into: &bytes)
-        guard UInt64(bytes.count) == pieces.size, SHA256.hex(bytes.withUnsafeBytes { SHA256.hash($0) }) == pieces.sha256 else {
+        let digest = bytes.withUnsafeBytes { SHA256.hash($0) }
+        guard UInt64(bytes.count) == pieces.size, SHA256.hex(digest) == pieces.sha256 else {
             throw .fallback("delta: piece map SHA-256 mismatch (\(bytes.count) bytes, the catalog gives \(pieces.size)); full download")
         }
         do throws(DeliveryError) {
@@ -119,7 +120,7 @@ struct DeltaDownload {
             // The entry the request was made of, as far as the map describes it.
             try map.validate(against: Catalog.Entry(id: request.pack, version: request.version, size: request.size, sha256: request.sha256,
                                                     downloadPolicy: .onDemand, platforms: [], url: request.url, pieces: pieces))
-            return (map, bytes.withUnsafeBytes { SHA256.hash($0) }, UInt64(bytes.count))
+            return (map, digest, UInt64(bytes.count))
         } catch {
             throw .fallback("delta: \(error); full download")
         }

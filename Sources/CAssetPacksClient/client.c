@@ -696,16 +696,21 @@ static apc_descriptor *member_at(apc_descriptor *descriptors, size_t stride, siz
     return (apc_descriptor *)(void *)((unsigned char *)descriptors + i * stride);
 }
 
+/* Closes the descriptors the first `count` members of a batch hold. */
+static void close_members(apc_descriptor *descriptors, size_t stride, size_t count) {
+    for (size_t j = 0; j < count; j++) {
+        apc_descriptor *d = member_at(descriptors, stride, j);
+        if (d->fd >= 0) { close(d->fd); d->fd = -1; }
+    }
+}
+
 /* The members one by one, for a daemon that predates batches. */
 static int request_singly(apc_client *c, const char *pack_id, const char *const *paths, size_t count, unsigned flags,
                           apc_descriptor *descriptors, size_t stride, int *results) {
     for (size_t i = 0; i < count; i++) {
         int rc = apc_request(c, pack_id, paths[i], flags, member_at(descriptors, stride, i));
         if (rc == APC_EDAEMON) {
-            for (size_t j = 0; j < i; j++) {
-                apc_descriptor *d = member_at(descriptors, stride, j);
-                if (d->fd >= 0) { close(d->fd); d->fd = -1; }
-            }
+            close_members(descriptors, stride, i);
             return rc;
         }
         results[i] = rc;
@@ -793,11 +798,8 @@ int apc_request_batch(apc_client *c, const char *pack_id, const char *const *pat
         if (retry) continue;
         return APC_OK;
     broken:
-        for (size_t j = 0; j < count; j++) {
-            apc_descriptor *d = member_at(descriptors, stride, j);
-            if (d->fd >= 0) { close(d->fd); d->fd = -1; }
-            results[j] = APC_EDAEMON;
-        }
+        close_members(descriptors, stride, count);
+        for (size_t j = 0; j < count; j++) results[j] = APC_EDAEMON;
         return APC_EDAEMON;
     }
 }
