@@ -52,6 +52,7 @@ enum ReadersScenario {
         var batches = [1, 1, 1]
         var longest: [UInt64] = [0, 0, 0]
         var over2ms = [0, 0, 0]
+        var slow = [Workers.SlowChunks](repeating: .init(), count: 3)
         var installs = 0
         var installSeconds = 0.0
         for round in 0 ..< s.readerRounds {
@@ -72,6 +73,7 @@ enum ReadersScenario {
                     batches[phase] = max(batches[phase], r.batch)
                     longest[phase] = max(longest[phase], r.longest)
                     over2ms[phase] += r.over2ms
+                    slow[phase].merge(r.slow)
                     histograms[phase].merge(Histogram(sparse: r.histogram))
                 }
                 if let installer {
@@ -94,7 +96,20 @@ enum ReadersScenario {
                                    + "(\(Format.fixed(Double(installs) / max(installSeconds, 1e-9), decimals: 2))/s); "
                                    + "idle p99 (readers/1): \(Format.duration(histograms[0].percentile(0.99)))",
                                    "longest timed batch of \(batches[2]) read(s) while installing: \(Format.duration(Double(longest[2])))"
-                                   + " (\(over2ms[2]) over 2 ms); idle: \(Format.duration(Double(longest[0]))) (\(over2ms[0]) over 2 ms)"]),
+                                   + " (\(over2ms[2]) over 2 ms); idle: \(Format.duration(Double(longest[0]))) (\(over2ms[0]) over 2 ms)",
+                                   "what the reader went through in the timed chunks of 4,096 reads holding a batch over 2 ms — while installing: "
+                                   + Self.describe(slow[2]) + "; idle: " + Self.describe(slow[0])]),
         ]
+    }
+
+    /// "N chunks: P preempted, B blocked, F with a major fault, C none of
+    /// these; off-CPU time covers the slowest batch in K; at most X of a
+    /// slow batch not accounted for by time off the CPU".
+    static func describe(_ s: Workers.SlowChunks) -> String {
+        guard s.chunks > 0 else { return "none" }
+        return "\(s.chunks) chunk(s): \(s.preempted) preempted by the scheduler, \(s.blocked) blocked, "
+            + "\(s.majorFaults) with a major page fault, \(s.onCPU) none of these; "
+            + "time off the CPU at least the slow batch in \(s.offCPUCovers); "
+            + "at most \(Format.duration(Double(s.unexplained))) of a slow batch spent on the CPU"
     }
 }

@@ -22,6 +22,53 @@ enum Workers {
         var longest: UInt64
         /// Timed batches that took more than 2 ms.
         var over2ms: Int
+        /// What the reader's thread went through in the timed chunks
+        /// (4,096 reads) that held a batch over 2 ms: ``SlowChunks``.
+        var slow: SlowChunks
+    }
+
+    /// The timed chunks holding a batch over 2 ms, by what the reader's
+    /// thread went through during the chunk (`getrusage(RUSAGE_THREAD)`
+    /// before and after each timed chunk — two calls per 4,096 reads):
+    /// whether it was taken off the CPU by the scheduler (an involuntary
+    /// context switch), gave it up itself (a voluntary one: waiting for a
+    /// lock, for I/O), took a major page fault (a page read from disk), or
+    /// none of these — a stall of the store's own making on the CPU.
+    struct SlowChunks: Codable {
+        var chunks = 0
+        var preempted = 0
+        var blocked = 0
+        var majorFaults = 0
+        var onCPU = 0
+        /// Chunks whose time off the CPU (wall time minus the thread's user
+        /// and system time) was at least their slowest batch.
+        var offCPUCovers = 0
+        /// The most of a slow batch that the chunk's time off the CPU does
+        /// not account for (slowest batch − off-CPU time, at least 0), ns:
+        /// an upper bound on a stall spent running.
+        var unexplained: UInt64 = 0
+
+        mutating func merge(_ other: SlowChunks) {
+            chunks += other.chunks; preempted += other.preempted; blocked += other.blocked
+            majorFaults += other.majorFaults; onCPU += other.onCPU; offCPUCovers += other.offCPUCovers
+            unexplained = max(unexplained, other.unexplained)
+        }
+    }
+
+    /// The calling thread's resource use (`RUSAGE_THREAD`).
+    private struct ThreadUse {
+        var involuntary: Int
+        var voluntary: Int
+        var majorFaults: Int
+        var cpu: UInt64
+
+        static func now() -> ThreadUse {
+            var u = rusage()
+            getrusage(1 /* RUSAGE_THREAD */, &u)
+            let ns = { (t: timeval) in UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_usec) * 1000 }
+            return ThreadUse(involuntary: u.ru_nivcsw, voluntary: u.ru_nvcsw, majorFaults: u.ru_majflt,
+                             cpu: ns(u.ru_utime) + ns(u.ru_stime))
+        }
     }
 
     /// What an installer reports.
@@ -72,6 +119,7 @@ enum Workers {
         var histogram = Histogram()
         var longest: UInt64 = 0
         var over2ms = 0
+        var slow = SlowChunks()
         var untimedOps = 0
         var untimedNs: UInt64 = 0
         let deadline = Clock.now() + UInt64(seconds * 1e9)
@@ -82,9 +130,26 @@ enum Workers {
                 if at + chunk > all.count { at = 0 }
                 let slice = UnsafeBufferPointer(rebasing: all[at ..< at + chunk])
                 if timed {
+                    let before = ThreadUse.now()
+                    let began = Clock.now()
                     let slowest = try Contender.batches(&op, slice, batch: batch, into: &histogram)
                     longest = max(longest, slowest)
-                    if slowest > 2_000_000 { over2ms += 1 }
+                    if slowest > 2_000_000 {
+                        over2ms += 1
+                        let ended = Clock.now()
+                        let after = ThreadUse.now()
+                        slow.chunks += 1
+                        let off = (ended &- began) > (after.cpu &- before.cpu) ? (ended &- began) - (after.cpu &- before.cpu) : 0
+                        if off >= slowest { slow.offCPUCovers += 1 }
+                        slow.unexplained = max(slow.unexplained, slowest > off ? slowest - off : 0)
+                        let preempted = after.involuntary > before.involuntary
+                        let blocked = after.voluntary > before.voluntary
+                        let faulted = after.majorFaults > before.majorFaults
+                        if preempted { slow.preempted += 1 }
+                        if blocked { slow.blocked += 1 }
+                        if faulted { slow.majorFaults += 1 }
+                        if !preempted && !blocked && !faulted { slow.onCPU += 1 }
+                    }
                 } else {
                     untimedNs &+= try Contender.pass(&op, slice)
                     untimedOps += chunk
@@ -94,7 +159,7 @@ enum Workers {
             }
         }
         try report(ReaderReport(ops: untimedOps, seconds: Double(untimedNs) / 1e9, batch: batch, histogram: histogram.sparse,
-                                longest: longest, over2ms: over2ms))
+                                longest: longest, over2ms: over2ms, slow: slow))
     }
 
     /// Installs the given pack files in turn, as updates of `pack`, until
