@@ -12,6 +12,8 @@ struct NginxConfigurationTests {
 
     init() throws {
         try root.write("demo-0123456789ab.zip", pack)
+        try root.write("demo-0123456789ab.zip.pieces", Array(#"{"format":1}"#.utf8))
+        try root.write("demo-0123456789ab.zip.glue", [0x50, 0x4b, 3, 4])
         try root.write("catalog.json", Array(#"{"format":1}"#.utf8))
         try root.write("catalog.json.sig", [1, 2, 3])
         try root.write(".publish.lock", [])
@@ -28,6 +30,23 @@ struct NginxConfigurationTests {
         #expect(r.headers["content-type"] == "application/zip")
         #expect(r.headers["etag"] != nil)
         #expect(r.headers["accept-ranges"] == "bytes")
+    }
+
+    @Test func aPacksPieceMapAndGlueAreCachedForAYearAsThePackIs() throws {
+        let nginx = try NginxHost(root: root.path)
+        for (path, type, body) in [("/demo-0123456789ab.zip.pieces", "application/json", Array(#"{"format":1}"#.utf8)),
+                                   ("/demo-0123456789ab.zip.glue", "application/octet-stream", [UInt8]([0x50, 0x4b, 3, 4]))] {
+            let r = try Curl.fetch(nginx.baseURL + path)
+            #expect(r.status == 200, "\(path)")
+            #expect(r.body == body, "\(path)")
+            #expect(r.headers["cache-control"] == "public, max-age=31536000, immutable", "\(path)")
+            #expect(r.headers["content-type"] == type, "\(path)")
+        }
+        // Not content-addressed: a sidecar of a pack under a plain name may change.
+        try root.write("demo.zip.pieces", Array("{}".utf8))
+        let plain = try Curl.fetch(nginx.baseURL + "/demo.zip.pieces")
+        #expect(plain.status == 200)
+        #expect(plain.headers["cache-control"] == "max-age=60")
     }
 
     @Test func theCatalogAndItsSignatureAreRevalidatedEveryTime() throws {

@@ -12,7 +12,7 @@ enum PublishCommand: Command {
         'version' of its manifest, else the catalog's when its bytes are the same, else one more. A version \
         going backwards, two packs with one ID, a catalog signed by another key, or a signed catalog without \
         --sign are refused. Older pack files stay until --prune. Publishers of one directory take turns \
-        (a lock on <dir>/.publish.lock). Prints one line per pack: published, unchanged or pruned.
+        (a lock on <dir>/.publish.lock). Prints a line per pack, published or unchanged, and a line per file it removed, pruned (a pruned pack, its piece map and its glue one each).
         """
 
     static let packs = Positional("pack", help: "A pack file to publish.", completion: .file, variadic: true)
