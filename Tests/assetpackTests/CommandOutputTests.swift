@@ -153,6 +153,30 @@ func jsonValue(_ r: Program.Result) throws -> Any {
         #expect(plain["downloadPolicy"] == nil && plain["platforms"] == nil)
     }
 
+    /// A version the manifest records is shown by `inspect`, in text and
+    /// JSON; a pack without one has no `version` key.
+    @Test func inspectShowsTheRecordedVersion() throws {
+        let s = TemporaryDirectory("inspect-version")
+        try s.write("src/a.txt", text)
+        try s.write("src/manifest.json", Array("""
+            { "assetPackID": "versioned", "downloadPolicy": { "onDemand": {} }, "fileSelectors": [{ "file": "a.txt" }],
+              "platforms": ["linux"], "version": 7 }
+            """.utf8))
+        let pack = s.path + "/versioned.zip"
+        let packaged = try CLI.assetpack(["package", s.path + "/src/manifest.json", "-o", pack])
+        #expect(packaged.status == 0, "\(packaged.stderr)")
+        let object = try #require(try jsonValue(CLI.assetpack(["inspect", pack, "--json"])) as? [String: Any])
+        #expect(object["version"] as? Int == 7)
+        let shown = try CLI.assetpack(["inspect", pack])
+        #expect(shown.status == 0)
+        #expect(shown.out.split(separator: "\n").contains("  version: 7"), "\(shown.out)")
+        // Without one: no key, no line.
+        let plain = try makePack(s, id: "unversioned", files: ["a.txt": text])
+        let none = try #require(try jsonValue(CLI.assetpack(["inspect", plain, "--json"])) as? [String: Any])
+        #expect(none["version"] == nil)
+        #expect(!(try CLI.assetpack(["inspect", plain])).out.contains("version:"))
+    }
+
     @Test func verifyJSONKeepsItsKeys() throws {
         let s = TemporaryDirectory("json-verify")
         let pack = try makePack(s, id: "checked", files: ["levels/1.txt": text, "media/click.ogg": media])

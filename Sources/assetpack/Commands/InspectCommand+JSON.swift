@@ -13,6 +13,8 @@ extension InspectCommand {
         let downloadPolicy: String?
         let installationEventTypes: [String]?
         let platforms: [String]?
+        /// The version the manifest recorded; absent when it gave none.
+        let version: UInt64?
         /// `false` for a plain ZIP without a recorded manifest; absent otherwise.
         let recordedManifest: Bool?
 
@@ -27,6 +29,7 @@ extension InspectCommand {
             downloadPolicy = recorded ? file.downloadPolicy.name : nil
             installationEventTypes = recorded ? file.downloadPolicy.installationEventTypes.map(\.rawValue) : nil
             platforms = recorded ? file.platforms.map(\.rawValue) : nil
+            version = file.version
             recordedManifest = recorded ? nil : false
         }
     }
