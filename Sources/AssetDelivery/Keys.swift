@@ -134,7 +134,14 @@ public struct SigningKey: Sendable {
             if exists { throw .system(Errno.fileExists.with(operation: "create key file", path: path)) }
         }
         try KeyFile.create(privatePath, contents: Array(pem.utf8), permissions: 0o600)
-        try KeyFile.create(publicPath, contents: Array((publicKey.description + "\n").utf8), permissions: 0o644)
+        do {
+            try KeyFile.create(publicPath, contents: Array((publicKey.description + "\n").utf8), permissions: 0o644)
+        } catch {
+            // A private key without its public half is of no use, and a
+            // secret left lying where the caller did not expect one.
+            try? FileSystem.unlink(privatePath)
+            throw error
+        }
     }
 }
 
@@ -171,10 +178,16 @@ enum KeyFile {
 
     /// Creates `path` (`O_EXCL`) holding `contents`, flushed to storage.
     static func create(_ path: String, contents: [UInt8], permissions: UInt32) throws(DeliveryError) {
-        do {
+        do throws(Errno) {
             let fd = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive, .noFollow], permissions: permissions)
-            try fd.write(contents)
-            try fd.sync()
+            do throws(Errno) {
+                try fd.write(contents)
+                try fd.sync()
+            } catch {
+                // Made here and not whole: not left behind.
+                try? FileSystem.unlink(path)
+                throw error
+            }
         } catch {
             throw .system(error.with(operation: error.operation, path: path))
         }

@@ -20,6 +20,17 @@ import TestSupport
         #expect(key.publicKey.keyID.count == 16)
     }
 
+    /// When the public key file cannot be made, the private key just
+    /// written is removed again: no secret left where nothing says so.
+    @Test func aPrivateKeyWithoutItsPublicHalfIsNotLeftBehind() throws {
+        let key = try SigningKey.generate()
+        let missing = dir.file("no-such-directory/k.pub")
+        #expect(throws: DeliveryError.system(.noSuchFile)) {
+            try key.write(privateKeyTo: dir.file("k.key"), publicKeyTo: missing)
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("k.key")))
+    }
+
     @Test func refusesToReplaceKeyFiles() throws {
         let key = try SigningKey.generate()
         try Data("keep".utf8).write(to: URL(fileURLWithPath: dir.file("k.pub")))
