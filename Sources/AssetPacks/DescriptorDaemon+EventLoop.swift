@@ -10,7 +10,7 @@ extension DescriptorDaemon {
     /// Each readable connection is read into one buffer of the loop's, and
     /// every whole request in it is answered in order. A stored member's
     /// descriptor, and every error of a lookup, is answered on the loop
-    /// itself (an index lookup and an `open`, no waiting); a request that
+    /// itself (an index lookup and a spare descriptor, no waiting); a request that
     /// needs a memory file goes to a worker (``Workers``), a download request
     /// to a thread of its own, and the connection reads nothing more until
     /// their replies are back (``Completion``) — so replies keep the order of

@@ -237,8 +237,8 @@ public final class DescriptorDaemon: Sendable {
 
     /// Accepts and serves connections until ``stop()``, on the calling
     /// thread (the event loop; lookups that may block go to the workers);
-    /// then removes the socket, closes every connection and waits up to 2 s
-    /// for the workers. The daemon lock is held until this object goes away.
+    /// then removes the socket, closes every connection and the spare
+    /// archive descriptors (``Spares``), and waits up to 2 s for the workers. The daemon lock is held until this object goes away.
     public func run() {
         let loop: EventLoop
         do { loop = try EventLoop(daemon: self) } catch {
