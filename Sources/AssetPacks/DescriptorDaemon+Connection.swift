@@ -105,19 +105,43 @@ extension DescriptorDaemon {
 
     // MARK: Answering
 
-    /// The reply to `request` from a connection of `uid`, as the loop can
-    /// give it without waiting: a stored member's descriptor, or an error
-    /// of the lookup. `nil` when making it may block (a memory file), so a
-    /// worker must.
-    func answerAtOnce(_ request: DaemonRequest) -> Outgoing? {
+    /// The reply to `request`, as the loop can give it without waiting: a
+    /// stored member's descriptor (one lookup; a spare open description of
+    /// its archive when ``Spares`` has one, else an `openat`; no `fstat`),
+    /// or an error of the lookup. `nil` when making it may block (a memory
+    /// file), so a worker must. An archive whose spares run low is added to
+    /// `refills`, for ``refill(_:)`` once the reply is sent.
+    func answerAtOnce(_ request: DaemonRequest, refills: inout [ArchiveID]) -> Outgoing? {
         guard !request.standalone else { return nil }
-        let store = manager.store
+        let spares = self.spares
+        var low: ArchiveID?
         do throws(StoreError) {
-            let found = try store.member(at: request.path, inPack: request.pack)
-            guard found.record.method == .stored else { return nil }
-            return success(try store.descriptor(for: request.path, inPack: request.pack, options: .ownOffset))
+            let found = try manager.store.handout(for: request.path, inPack: request.pack) { archive in
+                var refill = false
+                let spare = spares.take(archive, refill: &refill)
+                if refill { low = archive }
+                return spare
+            }
+            if let low { refills.append(low) }
+            switch consume found {
+            case .memoryFile: return nil
+            case .stored(let h):
+                let bytes = DaemonReply.success(offset: h.offset, length: h.length, size: h.archiveSize, source: .archive, crc32: h.crc32)
+                return Outgoing(bytes, passing: FileDescriptor(adopting: h.take()))
+            }
         } catch {
+            if let low { refills.append(low) }
             return Outgoing(DaemonReply.failure(for: AssetPackError(error)))
+        }
+    }
+
+    /// Has a worker open spares of `archives` (``Spares/refill(_:opening:)``).
+    func refill(_ archives: [ArchiveID]) {
+        let (spares, store) = (self.spares, manager.store)
+        workers.submit {
+            for archive in archives {
+                spares.refill(archive) { try? store.openArchive(archive) ?? nil }
+            }
         }
     }
 

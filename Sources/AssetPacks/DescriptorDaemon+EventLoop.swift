@@ -10,7 +10,7 @@ extension DescriptorDaemon {
     /// Each readable connection is read into one buffer of the loop's, and
     /// every whole request in it is answered in order. A stored member's
     /// descriptor, and every error of a lookup, is answered on the loop
-    /// itself (an index lookup and an `open`, no waiting); a request that
+    /// itself (an index lookup and a spare descriptor, no waiting); a request that
     /// needs a memory file goes to a worker (``Workers``), a download request
     /// to a thread of its own, and the connection reads nothing more until
     /// their replies are back (``Completion``) — so replies keep the order of
@@ -33,6 +33,8 @@ extension DescriptorDaemon {
         private var ready = Epoll.Ready()
         /// The earliest ``Connection/deadline``, or later: when to look.
         private var nextSweep = Double.infinity
+        /// Archives whose spares ran low while answering: refilled once the replies are sent.
+        private var refills: [ArchiveID] = []
         private let configuration: Configuration
 
         init(daemon: DescriptorDaemon) throws(Errno) {
@@ -212,13 +214,13 @@ extension DescriptorDaemon {
                 case .answer(let bytes):
                     send(c, bytes)
                 case .request(let request):
-                    if let reply = daemon.answerAtOnce(request) { send(c, reply) } else { hand([request], of: c) }
+                    if let reply = daemon.answerAtOnce(request, refills: &refills) { send(c, reply) } else { hand([request], of: c) }
                 case .batch(let batch):
                     // The members' lookups first, then their replies in one
                     // burst: the client is not woken for each in between.
                     var members = batch.members[...]
                     var replies: [Outgoing] = []
-                    while let first = members.first, let reply = daemon.answerAtOnce(first) {
+                    while let first = members.first, let reply = daemon.answerAtOnce(first, refills: &refills) {
                         replies.append(reply)
                         members = members.dropFirst()
                     }
@@ -227,6 +229,10 @@ extension DescriptorDaemon {
                 case .download(let request):
                     download(request, of: c)
                 }
+            }
+            if !refills.isEmpty {
+                daemon.refill(refills)
+                refills.removeAll(keepingCapacity: true)
             }
             if used > 0 {
                 if used >= c.input.count {

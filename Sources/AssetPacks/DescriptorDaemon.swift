@@ -131,6 +131,8 @@ public final class DescriptorDaemon: Sendable {
     /// `ulimit -n` leaves no room for it.
     let maximumConnections: Int
     let memoryFiles: MemoryFiles
+    /// Spare open descriptions of the archives handed out last.
+    let spares: Spares
     let logs: LogLimiter
     /// The downloads asked for by download requests.
     let downloads: Downloads
@@ -199,10 +201,12 @@ public final class DescriptorDaemon: Sendable {
         // No connection holds a thread, so the soft limit (1024 for the sake
         // of select(2), which the daemon does not use) is raised as far as
         // the hard limit allows for what the configuration asks.
-        DescriptorLimit.raise(to: configuration.maximumConnections + 64 + Self.descriptorsForWork)
+        DescriptorLimit.raise(to: configuration.maximumConnections + 64 + Self.descriptorsForWork + Spares.maximum)
         let room = max(2, Self.descriptorLimit() - Self.descriptorsForWork)
         let files = min(64, max(1, room / 4))
         self.maximumConnections = max(1, min(configuration.maximumConnections, room - files))
+        // Spares only in the room connections and memory files leave.
+        self.spares = Spares(capacity: Spares.capacity(room: room - files - maximumConnections))
         self.memoryFiles = MemoryFiles(cache: manager.store.memoryFiles, capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
@@ -233,8 +237,8 @@ public final class DescriptorDaemon: Sendable {
 
     /// Accepts and serves connections until ``stop()``, on the calling
     /// thread (the event loop; lookups that may block go to the workers);
-    /// then removes the socket, closes every connection and waits up to 2 s
-    /// for the workers. The daemon lock is held until this object goes away.
+    /// then removes the socket, closes every connection and the spare
+    /// archive descriptors (``Spares``), and waits up to 2 s for the workers. The daemon lock is held until this object goes away.
     public func run() {
         let loop: EventLoop
         do { loop = try EventLoop(daemon: self) } catch {
@@ -245,6 +249,7 @@ public final class DescriptorDaemon: Sendable {
         loop.run()
         if !isSocketActivated { try? FileSystem.unlink(socketPath) }
         loop.closeAll()
+        spares.closeAll()
         workers.stop(waiting: 2)
     }
 
