@@ -15,11 +15,7 @@ public import AssetSystem
 /// ones. The cache keeps at most ``capacity`` bytes and ``maximumFiles``
 /// files (each holds a descriptor), dropping the least recently used;
 /// dropping one only closes the cache's descriptor, handouts keep theirs.
-/// A file dropped to make room for a new one is closed on a background
-/// queue, since closing a memory file frees its pages (1.5–3.5 µs for
-/// 1–16 KiB), which the handout that made room should not wait for.
-/// Concurrent requests for a file being made wait for that one. New files
-/// come from a ``MemoryFilePool`` of empty ones made ahead.
+/// Concurrent requests for a file being made wait for that one.
 ///
 /// One cache serves a store's own handouts and the descriptor daemon's
 /// (which counts each user's share of it by ``File/id``).
@@ -90,13 +86,37 @@ public final class MemoryFileCache: Sendable {
         /// The archive key of each pack's newest file, so that only a new
         /// version looks for the pack's old files.
         var latest: [String: UInt64] = [:]
+        /// Each kept file's key by its last use: ticks only grow, so the
+        /// least recently used is the first present at or after ``oldest``.
+        var order: [UInt64: Key] = [:]
+        /// No tick below this is in ``order``.
+        var oldest: UInt64 = 0
+
+        /// Counts a use of `key`'s file, if kept, and returns it.
+        mutating func use(_ key: Key) -> File? {
+            guard let hit = files[key] else { return nil }
+            tick += 1
+            order[hit.used] = nil
+            order[tick] = key
+            files[key]?.used = tick
+            return hit.file
+        }
+
+        /// Keeps `file` under `key`, as just used.
+        mutating func insert(_ file: File, for key: Key) {
+            tick += 1
+            files[key] = Cached(file: file, used: tick)
+            order[tick] = key
+            bytes += file.length
+        }
 
         /// Drops the least recently used files until `count` more files of
         /// `length` bytes in all fit the limits, into `dropped`.
         mutating func evict(toFit length: Int64, count: Int, into dropped: inout [File]) {
-            while let victim = files.min(by: { $0.value.used < $1.value.used }),
-                  bytes + length > limits.bytes || files.count + count > limits.files {
-                remove(victim.key, into: &dropped)
+            while !files.isEmpty, bytes + length > limits.bytes || files.count + count > limits.files {
+                // Every kept file's tick is in `order`, so this stops.
+                while order[oldest] == nil { oldest += 1 }
+                if let victim = order[oldest] { remove(victim, into: &dropped) }
             }
         }
 
@@ -105,20 +125,16 @@ public final class MemoryFileCache: Sendable {
         /// pages, which should not hold up other handouts.
         mutating func remove(_ key: Key, into dropped: inout [File]) {
             guard let gone = files.removeValue(forKey: key) else { return }
+            order[gone.used] = nil
             bytes -= gone.file.length
             dropped.append(gone.file)
         }
     }
 
     private let state: Mutex<State>
-    /// Closes dropped files and refills ``pool``.
-    private let background = DispatchQueue(label: "AssetStore.MemoryFileCache", qos: .utility)
-    /// The empty memory files new ones are made from.
-    let pool: MemoryFilePool
 
-    init(limits: Limits, poolCapacity: Int = MemoryFilePool.defaultCapacity, poolName: String = MemoryFilePool.defaultName) {
+    init(limits: Limits) {
         state = Mutex(State(limits: limits))
-        pool = MemoryFilePool(capacity: poolCapacity, name: poolName, queue: background)
     }
 
     /// What the cache may hold.
@@ -141,12 +157,7 @@ public final class MemoryFileCache: Sendable {
 
     /// The cached file for `key`, if there is one (counted as a use).
     public func cached(_ key: Key) -> File? {
-        state.withLock { s in
-            guard let hit = s.files[key] else { return nil }
-            s.tick += 1
-            s.files[key]?.used = s.tick
-            return hit.file
-        }
+        state.withLock { $0.use(key) }
     }
 
     private enum Step {
@@ -163,11 +174,7 @@ public final class MemoryFileCache: Sendable {
               make: () throws(StoreError) -> FileDescriptor) throws(StoreError) -> File {
         while true {
             let step = state.withLock { s -> Step in
-                if let hit = s.files[key] {
-                    s.tick += 1
-                    s.files[key]?.used = s.tick
-                    return .hit(hit.file)
-                }
+                if let hit = s.use(key) { return .hit(hit) }
                 if let group = s.making[key] { return .wait(group) }
                 let group = DispatchGroup()
                 group.enter()
@@ -199,12 +206,10 @@ public final class MemoryFileCache: Sendable {
                         }
                     }
                     s.evict(toFit: length, count: 1, into: &dropped)
-                    s.tick += 1
-                    s.files[key] = Cached(file: file, used: s.tick)
-                    s.bytes += length
+                    s.insert(file, for: key)
                     return dropped
                 }
-                if !dropped.isEmpty { background.async { withExtendedLifetime(dropped) {} } }
+                withExtendedLifetime(dropped) {}
                 return file
             }
         }
