@@ -83,13 +83,40 @@ public final class MemoryFileCache: Sendable {
         var nextID = 0
         /// Keys being made, so that concurrent requests wait for one file.
         var making: [Key: DispatchGroup] = [:]
+        /// The archive key of each pack's newest file, so that only a new
+        /// version looks for the pack's old files.
+        var latest: [String: UInt64] = [:]
+        /// Each kept file's key by its last use: ticks only grow, so the
+        /// least recently used is the first present at or after ``oldest``.
+        var order: [UInt64: Key] = [:]
+        /// No tick below this is in ``order``.
+        var oldest: UInt64 = 0
+
+        /// Counts a use of `key`'s file, if kept, and returns it.
+        mutating func use(_ key: Key) -> File? {
+            guard let hit = files[key] else { return nil }
+            tick += 1
+            order[hit.used] = nil
+            order[tick] = key
+            files[key]?.used = tick
+            return hit.file
+        }
+
+        /// Keeps `file` under `key`, as just used.
+        mutating func insert(_ file: File, for key: Key) {
+            tick += 1
+            files[key] = Cached(file: file, used: tick)
+            order[tick] = key
+            bytes += file.length
+        }
 
         /// Drops the least recently used files until `count` more files of
         /// `length` bytes in all fit the limits, into `dropped`.
         mutating func evict(toFit length: Int64, count: Int, into dropped: inout [File]) {
-            while let victim = files.min(by: { $0.value.used < $1.value.used }),
-                  bytes + length > limits.bytes || files.count + count > limits.files {
-                remove(victim.key, into: &dropped)
+            while !files.isEmpty, bytes + length > limits.bytes || files.count + count > limits.files {
+                // Every kept file's tick is in `order`, so this stops.
+                while order[oldest] == nil { oldest += 1 }
+                if let victim = order[oldest] { remove(victim, into: &dropped) }
             }
         }
 
@@ -98,6 +125,7 @@ public final class MemoryFileCache: Sendable {
         /// pages, which should not hold up other handouts.
         mutating func remove(_ key: Key, into dropped: inout [File]) {
             guard let gone = files.removeValue(forKey: key) else { return }
+            order[gone.used] = nil
             bytes -= gone.file.length
             dropped.append(gone.file)
         }
@@ -129,12 +157,7 @@ public final class MemoryFileCache: Sendable {
 
     /// The cached file for `key`, if there is one (counted as a use).
     public func cached(_ key: Key) -> File? {
-        state.withLock { s in
-            guard let hit = s.files[key] else { return nil }
-            s.tick += 1
-            s.files[key]?.used = s.tick
-            return hit.file
-        }
+        state.withLock { $0.use(key) }
     }
 
     private enum Step {
@@ -151,11 +174,7 @@ public final class MemoryFileCache: Sendable {
               make: () throws(StoreError) -> FileDescriptor) throws(StoreError) -> File {
         while true {
             let step = state.withLock { s -> Step in
-                if let hit = s.files[key] {
-                    s.tick += 1
-                    s.files[key]?.used = s.tick
-                    return .hit(hit.file)
-                }
+                if let hit = s.use(key) { return .hit(hit) }
                 if let group = s.making[key] { return .wait(group) }
                 let group = DispatchGroup()
                 group.enter()
@@ -181,13 +200,13 @@ public final class MemoryFileCache: Sendable {
                     s.making.removeValue(forKey: key)
                     guard length <= s.limits.bytes, s.limits.files > 0 else { return dropped }
                     // A new version of the pack: its old files can never be asked for again.
-                    for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey {
-                        s.remove(old, into: &dropped)
+                    if s.latest.updateValue(key.archiveKey, forKey: key.pack) != key.archiveKey {
+                        for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey {
+                            s.remove(old, into: &dropped)
+                        }
                     }
                     s.evict(toFit: length, count: 1, into: &dropped)
-                    s.tick += 1
-                    s.files[key] = Cached(file: file, used: s.tick)
-                    s.bytes += length
+                    s.insert(file, for: key)
                     return dropped
                 }
                 withExtendedLifetime(dropped) {}
@@ -201,6 +220,7 @@ public final class MemoryFileCache: Sendable {
         let dropped = state.withLock { s -> [File] in
             var dropped: [File] = []
             for key in s.files.keys where key.pack == pack { s.remove(key, into: &dropped) }
+            s.latest[pack] = nil
             return dropped
         }
         withExtendedLifetime(dropped) {}

@@ -6,12 +6,13 @@ internal import CAssetShim
 public enum MemoryFile {
     /// Members up to this size are filled into an ordinary buffer and
     /// written into the memory file with one `write`; larger ones are filled
-    /// through a temporary writable mapping of the file. For small files the
-    /// mapping costs more than the copy: `mmap`, a page fault per page and
-    /// the `munmap` (a TLB flush) came to 2–3× the `write` for 1–16 KiB
-    /// (docs/descriptors.md); for large ones the buffer would double the
-    /// memory held while the file is made.
-    public static let bufferedLimit = 1 << 20
+    /// through a temporary writable mapping of the file. The `write` is the
+    /// faster of the two at every size measured: `mmap`, a page fault per
+    /// page and the `munmap` (a TLB flush) came to 2–3× the `write` for
+    /// 1–16 KiB and 1.2–1.6× for 1–16 MiB (docs/descriptors.md); above this
+    /// size the buffer would hold the member's bytes twice while the file
+    /// is made, so the mapping bounds the memory instead.
+    public static let bufferedLimit = 8 << 20
 
     /// Creates a memory file of `count` bytes, lets `fill` write them,
     /// seals the file against every change, and returns a read-only,

@@ -10,9 +10,13 @@ import AssetStore
 ///   stored member; against `open` of the extracted file, and against a bare
 ///   Unix-socket round trip (what a handout through the daemon adds at least).
 /// - `descriptor/memfd`: a deflated member inflated into a sealed `memfd`;
-///   against `open` of the extracted plain file.
+///   against `open` of the extracted plain file, and against the floor of
+///   a first handout: libdeflate's whole-member inflate of the same member
+///   into a reused buffer (`inflate`).
 /// - `descriptor/standalone`: a stored member copied into a sealed `memfd`
-///   (offset 0, exactly the member); against `open` of the extracted file.
+///   (offset 0, exactly the member); against `open` of the extracted file,
+///   and against `memcpy` of the member from the archive's mapping into a
+///   reused buffer (`copy`).
 ///   With 100,000 members in random order and the manager's default cache
 ///   (128 files), nearly every handout of these two makes a new file: they
 ///   measure the first handout of a member.
@@ -44,16 +48,27 @@ enum DescriptorScenario {
             Contender("files", FilesOpen(paths: stored.filePaths)),
             Contender("unix-socket", UnixSocketRoundTrip(socket: try EchoSocket())),
         ], items: stored.members.count, plan: plan, seed: 0xD1)
-        let memfd = try Competition.run([
-            Contender("assetpacks", bytes: text.members.sizes,
-                      DescriptorHandout(manager: textManager, pack: text.packID, paths: text.members.paths, options: [])),
-            Contender("files", bytes: text.members.sizes, FilesOpen(paths: text.filePaths)),
-        ], items: text.members.count, plan: plan, seed: 0xD2)
-        let standalone = try Competition.run([
-            Contender("assetpacks", bytes: stored.members.sizes,
-                      DescriptorHandout(manager: storedManager, pack: stored.packID, paths: stored.members.paths, options: .standalone)),
-            Contender("files", bytes: stored.members.sizes, FilesOpen(paths: stored.filePaths)),
-        ], items: stored.members.count, plan: plan, seed: 0xD3)
+        let textStreams = try ArchiveStreams(zipPath: text.zipPath, paths: text.members.paths)
+        let storedStreams = try ArchiveStreams(zipPath: stored.zipPath, paths: stored.members.paths)
+        let deflate = DeflateStreams(raw: textStreams.slices, sizes: text.members.sizes, adler32: try text.adler32())
+        let memfd = try withExtendedLifetime(textStreams) {
+            try Competition.run([
+                Contender("assetpacks", bytes: text.members.sizes,
+                          DescriptorHandout(manager: textManager, pack: text.packID, paths: text.members.paths, options: [])),
+                Contender("files", bytes: text.members.sizes, FilesOpen(paths: text.filePaths)),
+                Contender("inflate", bytes: text.members.sizes,
+                          LibdeflateInflate(streams: deflate, buffer: ByteBuffer(capacity: text.largest), decompressor: .init())),
+            ], items: text.members.count, plan: plan, seed: 0xD2)
+        }
+        let standalone = try withExtendedLifetime(storedStreams) {
+            try Competition.run([
+                Contender("assetpacks", bytes: stored.members.sizes,
+                          DescriptorHandout(manager: storedManager, pack: stored.packID, paths: stored.members.paths, options: .standalone)),
+                Contender("files", bytes: stored.members.sizes, FilesOpen(paths: stored.filePaths)),
+                Contender("copy", bytes: stored.members.sizes,
+                          MemberCopy(members: storedStreams.slices, buffer: ByteBuffer(capacity: stored.largest))),
+            ], items: stored.members.count, plan: plan, seed: 0xD3)
+        }
         let hot = 64
         let memfdRepeat = try Competition.run([
             Contender("assetpacks", bytes: Array(text.members.sizes.prefix(hot)),
@@ -77,11 +92,13 @@ enum DescriptorScenario {
                            summary: "as `descriptor/stored` with `.ownOffset`: a new open description of the archive (`openat` by name) at the member; files: `open`",
                            measurements: own),
             ScenarioResult(name: "descriptor/memfd",
-                           summary: "deflated text member (1–16 KiB) inflated into a sealed `memfd`; files: `open` of the plain file",
-                           measurements: memfd),
+                           summary: "deflated text member (1–16 KiB) inflated into a sealed `memfd`; files: `open` of the plain file; "
+                               + "inflate: libdeflate's inflate of the same member into a reused buffer (the floor of a first handout)",
+                           measurements: memfd, notes: [floorNote(memfd, floor: "inflate")]),
             ScenarioResult(name: "descriptor/standalone",
-                           summary: "stored member (1–16 KiB) copied into a sealed `memfd`; files: `open`",
-                           measurements: standalone),
+                           summary: "stored member (1–16 KiB) copied into a sealed `memfd`; files: `open`; "
+                               + "copy: `memcpy` of the member from the archive's mapping into a reused buffer",
+                           measurements: standalone, notes: [floorNote(standalone, floor: "copy")]),
             ScenarioResult(name: "descriptor/memfd-repeat",
                            summary: "deflated text members (1–16 KiB) handed out again: 64 members kept in the cache, each handout a `dup` of the sealed `memfd`; files: `open` of the same 64 plain files",
                            measurements: memfdRepeat),
@@ -97,6 +114,26 @@ enum DescriptorScenario {
             Log.info("  descriptor/daemon skipped: no assetpack binary beside \(ctx.executable)")
         }
         return results
+    }
+
+    /// "first handout = N× the `floor` alone", from the p50s.
+    static func floorNote(_ measurements: [Measurement], floor: String) -> String {
+        guard let ours = measurements.first(where: { $0.contender == "assetpacks" })?.p50,
+              let alone = measurements.first(where: { $0.contender == floor })?.p50, alone > 0 else { return "no \(floor) figure" }
+        return "first handout = \(Format.ratio(ours / alone)) the \(floor) alone (p50 \(Format.duration(ours)) vs \(Format.duration(alone)))"
+    }
+}
+
+/// `memcpy` of one member's bytes into a reused buffer.
+struct MemberCopy: Operation {
+    let members: [UnsafeRawBufferPointer]
+    let buffer: ByteBuffer
+
+    @inline(__always)
+    mutating func run(_ item: Int) throws -> Int {
+        let m = members[item]
+        buffer.pointer.copyMemory(from: m.baseAddress!, byteCount: m.count)
+        return Int(buffer.pointer.load(as: UInt8.self)) &+ m.count
     }
 }
 
