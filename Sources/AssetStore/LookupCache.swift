@@ -49,14 +49,10 @@ final class LookupCache: Sendable {
     /// if it was read at commit `commit`.
     @inline(__always)
     func lookup(_ path: String, pack: String?, commit: Int) -> (pack: String, record: MemberRecord)? {
-        var path = path
-        var key = pack
-        return path.withUTF8 { p in
-            Key.with(pack: &key, path: p) { key in
-                state.withLock { t -> (pack: String, record: MemberRecord)? in
-                    guard t.commit == commit, let entry = t.find(key), let record = MemberRecord(entry.record) else { return nil }
-                    return (pack ?? t.packs[Int(entry.pack)], record)
-                }
+        Key.with(pack: pack, path: path) { key in
+            state.withLock { t -> (pack: String, record: MemberRecord)? in
+                guard t.commit == commit, let entry = t.find(key), let record = MemberRecord(entry.record) else { return nil }
+                return (pack ?? t.packs[Int(entry.pack)], record)
             }
         }
     }
@@ -65,18 +61,24 @@ final class LookupCache: Sendable {
     /// answer from an older snapshot than the cache's is dropped; one from a
     /// newer snapshot starts the cache over.
     func insert(_ path: String, pack: String?, found: (pack: String, record: MemberRecord), commit: Int) {
-        var path = path
-        var pack = pack
-        path.withUTF8 { p in
-            Key.with(pack: &pack, path: p) { key in
-                state.withLock { t in
-                    if commit < t.commit { return }
-                    if commit > t.commit || t.count >= limit { t.startOver(commit: commit) }
-                    t.insert(key, pack: found.pack, record: found.record)
-                }
+        Key.with(pack: pack, path: path) { key in
+            state.withLock { t in
+                if commit < t.commit { return }
+                if commit > t.commit || t.count >= limit { t.startOver(commit: commit) }
+                t.insert(key, pack: found.pack, record: found.record)
             }
         }
     }
+}
+
+/// Runs `body` with `string`'s UTF-8: a native string's own bytes (or a
+/// small one's, spilled to the stack) without copying or retaining it, else
+/// those of a contiguous copy.
+@inline(__always)
+private func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = string
+    return copy.withUTF8(body)
 }
 
 /// A lookup's key as bytes, without allocating: `pack \0 path` for a lookup
@@ -91,11 +93,13 @@ private struct Key {
     var count: Int { head.count + 1 + path.count }
 
     @inline(__always)
-    static func with<R>(pack: inout String?, path: UnsafeBufferPointer<UInt8>, _ body: (Key) -> R) -> R {
-        guard pack != nil else {
-            return body(Key(head: UnsafeBufferPointer(start: nil, count: 0), separator: 1, path: path))
+    static func with<R>(pack: String?, path: String, _ body: (Key) -> R) -> R {
+        withUTF8(of: path) { path in
+            guard let pack else {
+                return body(Key(head: UnsafeBufferPointer(start: nil, count: 0), separator: 1, path: path))
+            }
+            return withUTF8(of: pack) { head in body(Key(head: head, separator: 0, path: path)) }
         }
-        return pack!.withUTF8 { head in body(Key(head: head, separator: 0, path: path)) }
     }
 
     @inline(__always)
