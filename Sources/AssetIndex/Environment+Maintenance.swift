@@ -63,10 +63,13 @@ extension Environment {
     /// The ID of the last transaction committed by any process, read from
     /// the meta pages without beginning a transaction — cheap enough to ask
     /// on every lookup, so a cache of lookups can tell that nothing changed
-    /// since a ``ReadTransaction/snapshotID``. The corresponding C function
+    /// since a ``ReadTransaction/snapshotID``: two atomic loads from the meta
+    /// pages' own mapping (``MetaPages``), or, where that could not be made,
+    /// `mdb_env_info` with the map pinned. The corresponding C function
     /// is `mdb_env_info`.
     public var lastCommittedTransactionID: Int {
-        pool.pinningMap { () throws(Never) in
+        if let metaPages { return metaPages.lastCommittedTransactionID }
+        return pool.pinningMap { () throws(Never) in
             var info = MDB_envinfo()
             _ = mdb_env_info(handle, &info)
             return info.me_last_txnid

@@ -35,6 +35,9 @@ public final class Environment: Sendable {
     let writeLock = Mutex<Void>(())
     /// The directory's identity, claimed in ``OpenEnvironments``.
     private let identity: OpenEnvironments.Identity
+    /// The meta pages mapped by themselves, for ``lastCommittedTransactionID``;
+    /// `nil` where they could not be (it then asks `mdb_env_info`).
+    let metaPages: MetaPages?
 
     /// Opens the environment in the existing directory `path`, creating
     /// `data.mdb` and `lock.mdb` (with ``Options/fileMode``) when missing,
@@ -91,6 +94,7 @@ public final class Environment: Sendable {
         }
         self.path = path
         self.identity = identity
+        self.metaPages = MetaPages(environment: handle)
         self.maximumMapSize = maximum
     }
 

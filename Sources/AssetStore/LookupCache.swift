@@ -16,15 +16,25 @@ import Synchronization
 /// taken then. The archive it names may be unlinked meanwhile; the caller
 /// then falls back to LMDB, as for any snapshot.
 ///
-/// **Starting over costs nothing.** The entries live in one open-addressing
-/// table of plain slots, their keys in one byte arena; neither holds a
-/// reference. Each slot carries the *generation* it was written in, and a
-/// slot of an older generation counts as empty, so starting over for a new
-/// commit is one increment — not the release of every cached key, which
+/// **A hit touches two cache lines of the table.** The entries are 128
+/// bytes each, aligned to 128 (the pair of lines the hardware fetches
+/// together), and hold everything a hit needs: the member record, the key's
+/// hash, its pack, and the key itself when it is at most 60 bytes (a longer
+/// one keeps the rest in an overflow arena). An index of 8-byte slots finds
+/// the entry: each slot holds the entry's number, 16 bits of the key's hash
+/// (so a probe past another key rarely touches its entry) and the
+/// generation that wrote it. Over 100,000 members the index is 2 MiB; both
+/// arrays are asked for transparent huge pages, so a random hit rarely walks
+/// the page tables either.
+///
+/// **Starting over costs nothing.** A slot of an older generation counts as
+/// empty and the entries are reused from the first, so starting over for a
+/// new commit is one increment — not the release of every cached key, which
 /// for a million entries took hundreds of milliseconds inside the lock, on
 /// the first read after each commit (the reader stalls seen while large
-/// packs installed). The table and arena keep their memory for the next
-/// generation.
+/// packs installed). Neither array holds a reference, and both keep their
+/// memory for the next generation. Only when the 16-bit generation wraps
+/// (every 65,535 commits) is the index cleared, a `memset`.
 final class LookupCache: Sendable {
     /// The most entries kept; past it the cache starts over.
     static let capacity = 1 << 20
@@ -39,14 +49,10 @@ final class LookupCache: Sendable {
     /// if it was read at commit `commit`.
     @inline(__always)
     func lookup(_ path: String, pack: String?, commit: Int) -> (pack: String, record: MemberRecord)? {
-        var path = path
-        var key = pack
-        return path.withUTF8 { p in
-            Key.with(pack: &key, path: p) { key in
-                state.withLock { t -> (pack: String, record: MemberRecord)? in
-                    guard t.commit == commit, let slot = t.find(key) else { return nil }
-                    return (pack ?? t.packs[Int(t.slots[slot].pack)], t.slots[slot].record)
-                }
+        Key.with(pack: pack, path: path) { key in
+            state.withLock { t -> (pack: String, record: MemberRecord)? in
+                guard t.commit == commit, let entry = t.find(key), let record = MemberRecord(entry.record) else { return nil }
+                return (pack ?? t.packs[Int(entry.pack)], record)
             }
         }
     }
@@ -55,18 +61,24 @@ final class LookupCache: Sendable {
     /// answer from an older snapshot than the cache's is dropped; one from a
     /// newer snapshot starts the cache over.
     func insert(_ path: String, pack: String?, found: (pack: String, record: MemberRecord), commit: Int) {
-        var path = path
-        var pack = pack
-        path.withUTF8 { p in
-            Key.with(pack: &pack, path: p) { key in
-                state.withLock { t in
-                    if commit < t.commit { return }
-                    if commit > t.commit || t.count >= limit { t.startOver(commit: commit) }
-                    t.insert(key, pack: found.pack, record: found.record)
-                }
+        Key.with(pack: pack, path: path) { key in
+            state.withLock { t in
+                if commit < t.commit { return }
+                if commit > t.commit || t.count >= limit { t.startOver(commit: commit) }
+                t.insert(key, pack: found.pack, record: found.record)
             }
         }
     }
+}
+
+/// Runs `body` with `string`'s UTF-8: a native string's own bytes (or a
+/// small one's, spilled to the stack) without copying or retaining it, else
+/// those of a contiguous copy.
+@inline(__always)
+private func withUTF8<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = string
+    return copy.withUTF8(body)
 }
 
 /// A lookup's key as bytes, without allocating: `pack \0 path` for a lookup
@@ -81,11 +93,13 @@ private struct Key {
     var count: Int { head.count + 1 + path.count }
 
     @inline(__always)
-    static func with<R>(pack: inout String?, path: UnsafeBufferPointer<UInt8>, _ body: (Key) -> R) -> R {
-        guard pack != nil else {
-            return body(Key(head: UnsafeBufferPointer(start: nil, count: 0), separator: 1, path: path))
+    static func with<R>(pack: String?, path: String, _ body: (Key) -> R) -> R {
+        withUTF8(of: path) { path in
+            guard let pack else {
+                return body(Key(head: UnsafeBufferPointer(start: nil, count: 0), separator: 1, path: path))
+            }
+            return withUTF8(of: pack) { head in body(Key(head: head, separator: 0, path: path)) }
         }
-        return pack!.withUTF8 { head in body(Key(head: head, separator: 0, path: path)) }
     }
 
     @inline(__always)
@@ -94,7 +108,8 @@ private struct Key {
         self.separator = separator
         self.path = path
         // Eight bytes at a time, each word folded in with a multiply, then a
-        // final mix so the low bits (the slot index) depend on every byte.
+        // final mix so the low bits (the slot index) and the high ones (the
+        // slot's tag) depend on every byte.
         var h = Self.fold(0x9e37_79b9_7f4a_7c15 ^ UInt64(head.count << 1 | Int(separator)), head)
         h = Self.fold(h ^ UInt64(path.count), path)
         h ^= h >> 33
@@ -124,119 +139,233 @@ private struct Key {
         return ((h ^ tail) &* 0x0000_0100_0000_01b3) ^ (h >> 31)
     }
 
-    /// Whether `stored` holds exactly this key's bytes.
+    /// Whether `entry` holds exactly this key's bytes, the first
+    /// ``Entry/inlineKeyBytes`` of them in the entry, the rest in `overflow`.
     @inline(__always)
-    func equals(_ stored: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard stored.count == count, stored[head.count] == separator else { return false }
-        if head.count > 0, memcmp(stored.baseAddress!, head.baseAddress!, head.count) != 0 { return false }
-        return path.count == 0 || memcmp(stored.baseAddress! + head.count + 1, path.baseAddress!, path.count) == 0
+    func equals(_ entry: Entry, overflow: UnsafeRawPointer?) -> Bool {
+        guard entry.keyLength == count else { return false }
+        let stored = KeyBytes(inline: entry.key, overflow: overflow.map { $0 + Int(entry.overflowOffset) })
+        return stored.matches(UnsafeRawPointer(head.baseAddress), count: head.count, at: 0)
+            && stored.byte(at: head.count) == separator
+            && stored.matches(UnsafeRawPointer(path.baseAddress), count: path.count, at: head.count + 1)
     }
 
-    func write(into arena: inout [UInt8]) {
-        arena.append(contentsOf: head)
-        arena.append(separator)
-        arena.append(contentsOf: path)
+    /// Writes the key into `entry` and, past what fits there, onto `overflow`.
+    func write(into entry: Entry, overflow: inout [UInt8]) {
+        var offset = 0
+        func put(_ byte: UInt8) {
+            if offset < Entry.inlineKeyBytes { entry.key.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self) } else { overflow.append(byte) }
+            offset += 1
+        }
+        for byte in head { put(byte) }
+        put(separator)
+        for byte in path { put(byte) }
     }
 }
 
-/// The cache's storage: slots with linear probing, keys in an arena.
-private struct Table {
-    struct Slot {
-        /// The generation that wrote it; an older one is an empty slot.
-        var generation: UInt32 = 0
-        /// Index into ``Table/packs`` of the pack the lookup found.
-        var pack: UInt32 = 0
-        var keyOffset: UInt32 = 0
-        var keyLength: UInt32 = 0
-        var hash: UInt64 = 0
-        var record = MemberRecord.none
+/// A stored key: its first bytes inline in an entry, the rest elsewhere.
+private struct KeyBytes {
+    let inline: UnsafeRawPointer
+    let overflow: UnsafeRawPointer?
+
+    @inline(__always)
+    func byte(at offset: Int) -> UInt8 {
+        offset < Entry.inlineKeyBytes
+            ? inline.load(fromByteOffset: offset, as: UInt8.self)
+            : overflow!.load(fromByteOffset: offset - Entry.inlineKeyBytes, as: UInt8.self)
     }
 
+    /// Whether the `count` stored bytes from `start` equal those at `bytes`.
+    @inline(__always)
+    func matches(_ bytes: UnsafeRawPointer?, count: Int, at start: Int) -> Bool {
+        guard count > 0, let bytes else { return true }
+        let inlined = max(0, min(count, Entry.inlineKeyBytes - start))
+        if inlined > 0, memcmp(inline + start, bytes, inlined) != 0 { return false }
+        if inlined == count { return true }
+        let rest = start + inlined - Entry.inlineKeyBytes
+        return memcmp(overflow! + rest, bytes + inlined, count - inlined) == 0
+    }
+}
+
+/// One entry of the table: 128 bytes, at a multiple of 128.
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 48 | the member record, encoded as in the index (``MemberRecord``) |
+/// | 48 | 8 | the key's hash |
+/// | 56 | 4 | the key's length |
+/// | 60 | 2 | index into ``Table/packs`` of the pack the lookup found |
+/// | 64 | 60 | the key's first bytes |
+/// | 124 | 4 | where the rest of a longer key starts in ``Table/overflow`` |
+private struct Entry {
+    static let size = 128
+    static let inlineKeyBytes = 60
+
+    let base: UnsafeMutableRawPointer
+
+    var record: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: MemberRecord.encodedSize) }
+    var hash: UInt64 {
+        get { base.load(fromByteOffset: 48, as: UInt64.self) }
+        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 48, as: UInt64.self) }
+    }
+    var keyLength: Int {
+        get { Int(base.load(fromByteOffset: 56, as: UInt32.self)) }
+        nonmutating set { base.storeBytes(of: UInt32(newValue), toByteOffset: 56, as: UInt32.self) }
+    }
+    var pack: UInt16 {
+        get { base.load(fromByteOffset: 60, as: UInt16.self) }
+        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 60, as: UInt16.self) }
+    }
+    var key: UnsafeMutableRawPointer { base + 64 }
+    var overflowOffset: UInt32 {
+        get { base.load(fromByteOffset: 124, as: UInt32.self) }
+        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 124, as: UInt32.self) }
+    }
+
+    func setRecord(_ record: MemberRecord) {
+        record.encode(into: UnsafeMutableRawBufferPointer(start: base, count: MemberRecord.encodedSize))
+    }
+}
+
+/// Memory for the table's arrays, aligned to 128 bytes, and, when at least
+/// a huge page large, aligned to one and advised to be backed by them.
+private struct Block: ~Copyable, @unchecked Sendable {
+    // Unchecked only for the pointer: the memory belongs to the one table
+    // that holds the block, which is touched only under the cache's lock.
+    static let hugePage = 2 << 20
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    /// `count` bytes, zeroed when `zeroed`.
+    init(count: Int, zeroed: Bool) {
+        let huge = count >= Self.hugePage
+        let size = huge ? (count + Self.hugePage - 1) & ~(Self.hugePage - 1) : count
+        base = .allocate(byteCount: size, alignment: huge ? Self.hugePage : Entry.size)
+        // Only advice: where the kernel gives no huge pages, small ones serve.
+        if huge { _ = madvise(base, size, MADV_HUGEPAGE) }
+        if zeroed { memset(base, 0, size) }
+        self.count = size
+    }
+
+    deinit { base.deallocate() }
+}
+
+/// The cache's storage: an index of slots with linear probing, entries in
+/// the order they were put in.
+private struct Table: ~Copyable, Sendable {
     /// The commit every live entry was read at; -1 before the first.
     var commit = -1
     /// Starts at 1, so that zeroed slots are empty.
-    var generation: UInt32 = 1
-    var slots = [Slot](repeating: Slot(), count: 1024)
-    var arena: [UInt8] = []
+    var generation: UInt16 = 1
+    /// Slots: `generation << 48 | tag << 32 | entry`, a power of two of them.
+    var index = Block(count: 1024 * 8, zeroed: true)
+    var slotCount = 1024
+    var entries = Block(count: 768 * Entry.size, zeroed: false)
+    /// Key bytes past the first ``Entry/inlineKeyBytes`` of each key.
+    var overflow: [UInt8] = []
     /// Pack IDs the live entries found, by index; few, and kept small by
     /// starting over with the generation.
     var packs: [String] = []
     var count = 0
+
+    /// The most entries before the index grows: 3/4 of its slots.
+    var entryCapacity: Int { slotCount / 4 * 3 }
+
+    private var slots: UnsafeMutablePointer<UInt64> { index.base.assumingMemoryBound(to: UInt64.self) }
+
+    private func entry(_ i: Int) -> Entry { Entry(base: entries.base + i * Entry.size) }
+
+    @inline(__always)
+    private static func tag(_ hash: UInt64) -> UInt64 { hash >> 48 }
 
     /// Makes every entry stale: nothing is released or cleared.
     mutating func startOver(commit: Int) {
         self.commit = commit
         generation &+= 1
         if generation == 0 {
-            // Wrapped after 4 billion generations: slots of generation 0
-            // would look live again, so clear them once.
-            for i in slots.indices { slots[i].generation = 0 }
+            // Wrapped: slots of generation 0 … would look live again, so clear them once.
+            memset(index.base, 0, slotCount * 8)
             generation = 1
         }
-        arena.removeAll(keepingCapacity: true)
+        overflow.removeAll(keepingCapacity: true)
         packs.removeAll(keepingCapacity: true)
         count = 0
     }
 
     @inline(__always)
-    func find(_ key: Key) -> Int? {
-        let mask = slots.count - 1
+    func find(_ key: Key) -> Entry? {
+        let mask = slotCount - 1
+        let live = UInt64(generation)
+        let tag = Self.tag(key.hash)
         var i = Int(truncatingIfNeeded: key.hash) & mask
-        return slots.withUnsafeBufferPointer { slots in
-            arena.withUnsafeBufferPointer { arena in
-                while true {
-                    let s = slots[i]
-                    guard s.generation == generation else { return nil }
-                    if s.hash == key.hash,
-                       key.equals(UnsafeBufferPointer(rebasing: arena[Int(s.keyOffset) ..< Int(s.keyOffset) + Int(s.keyLength)])) {
-                        return i
-                    }
-                    i = (i + 1) & mask
+        return overflow.withUnsafeBytes { overflow in
+            while true {
+                let s = slots[i]
+                guard s >> 48 == live else { return nil }
+                if (s >> 32) & 0xffff == tag {
+                    let e = entry(Int(truncatingIfNeeded: s & 0xffff_ffff))
+                    if e.hash == key.hash, key.equals(e, overflow: overflow.baseAddress) { return e }
                 }
+                i = (i + 1) & mask
             }
         }
     }
 
     mutating func insert(_ key: Key, pack: String, record: MemberRecord) {
         if let existing = find(key) {
-            slots[existing].record = record
-            slots[existing].pack = packIndex(pack)
+            guard let p = packIndex(pack) else { return restart(key, pack: pack, record: record) }
+            existing.setRecord(record)
+            existing.pack = p
             return
         }
-        // Past 3/4 full, twice the slots (this generation's entries moved;
-        // the memory stays for later generations).
-        if (count + 1) * 4 > slots.count * 3 { grow() }
-        guard arena.count + key.count <= Int(UInt32.max) else { startOver(commit: commit); return insert(key, pack: pack, record: record) }
-        let offset = UInt32(arena.count)
-        key.write(into: &arena)
-        var slot = Slot()
-        slot.generation = generation
-        slot.pack = packIndex(pack)
-        slot.keyOffset = offset
-        slot.keyLength = UInt32(key.count)
-        slot.hash = key.hash
-        slot.record = record
-        place(slot)
+        guard overflow.count + key.count <= Int(UInt32.max) else { return restart(key, pack: pack, record: record) }
+        guard let p = packIndex(pack) else { return restart(key, pack: pack, record: record) }
+        if count == entryCapacity { grow() }
+        let e = entry(count)
+        e.setRecord(record)
+        e.hash = key.hash
+        e.keyLength = key.count
+        e.pack = p
+        e.overflowOffset = UInt32(overflow.count)
+        key.write(into: e, overflow: &overflow)
+        place(count, hash: key.hash)
         count += 1
     }
 
-    private mutating func place(_ slot: Slot) {
-        let mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: slot.hash) & mask
-        while slots[i].generation == generation { i = (i + 1) & mask }
-        slots[i] = slot
+    /// Starts over at the same commit and puts the entry in: the overflow
+    /// arena or the pack list is full.
+    private mutating func restart(_ key: Key, pack: String, record: MemberRecord) {
+        startOver(commit: commit)
+        insert(key, pack: pack, record: record)
     }
 
-    private mutating func packIndex(_ pack: String) -> UInt32 {
-        if let last = packs.last, last == pack { return UInt32(packs.count - 1) }
-        if let i = packs.firstIndex(of: pack) { return UInt32(i) }
+    private func place(_ number: Int, hash: UInt64) {
+        let mask = slotCount - 1
+        let live = UInt64(generation)
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while slots[i] >> 48 == live { i = (i + 1) & mask }
+        slots[i] = live << 48 | Self.tag(hash) << 32 | UInt64(number)
+    }
+
+    /// The index of `pack` in ``packs``, added if new; `nil` when the list
+    /// is full (65,536 packs in one generation).
+    private mutating func packIndex(_ pack: String) -> UInt16? {
+        if let last = packs.last, last == pack { return UInt16(packs.count - 1) }
+        if let i = packs.firstIndex(of: pack) { return UInt16(i) }
+        guard packs.count <= Int(UInt16.max) else { return nil }
         packs.append(pack)
-        return UInt32(packs.count - 1)
+        return UInt16(packs.count - 1)
     }
 
+    /// Twice the slots and room for twice the entries (this generation's
+    /// entries copied and indexed again; the memory stays for later
+    /// generations).
     private mutating func grow() {
-        let live = slots.filter { $0.generation == generation }
-        slots = [Slot](repeating: Slot(), count: slots.count * 2)
-        for slot in live { place(slot) }
+        let larger = Block(count: 2 * entryCapacity * Entry.size, zeroed: false)
+        memcpy(larger.base, entries.base, count * Entry.size)
+        entries = larger
+        slotCount *= 2
+        index = Block(count: slotCount * 8, zeroed: true)
+        for n in 0..<count { place(n, hash: entry(n).hash) }
     }
 }

@@ -124,6 +124,57 @@ import TestSupport
         #expect(cache.lookup("m100", pack: "p", commit: 1)?.record == Self.record(100))
     }
 
+    /// Keys longer than an entry holds inline keep the rest in the overflow
+    /// arena: keys of every length around the inline bound, with the pack's
+    /// separator before, at and past it, and keys that differ only in their
+    /// last byte, each come back with their own record and no other's.
+    @Test func keysLongerThanAnEntryHoldsAreComparedInFull() {
+        let cache = LookupCache()
+        let packs = ["p", String(repeating: "q", count: 59), String(repeating: "r", count: 60), String(repeating: "s", count: 75)]
+        var n = 0
+        var expected: [(String, String, Int)] = []
+        for pack in packs {
+            for length in [1, 57, 58, 59, 60, 61, 62, 120, 300] {
+                for last in ["a", "b"] {
+                    let path = String(repeating: "d", count: length - 1) + last
+                    cache.insert(path, pack: pack, found: (pack, Self.record(n)), commit: 2)
+                    cache.insert(path, pack: nil, found: (pack, Self.record(n + 1)), commit: 2)
+                    expected.append((path, pack, n))
+                    n += 2
+                }
+            }
+        }
+        for (path, pack, n) in expected {
+            #expect(cache.lookup(path, pack: pack, commit: 2)?.record == Self.record(n), "\(pack.count) \(path.count)")
+            #expect(cache.lookup(path + "x", pack: pack, commit: 2) == nil)
+            #expect(cache.lookup(String(path.dropLast()), pack: pack, commit: 2) == nil)
+        }
+        // The path-only entries: the last pack put each in, with its record.
+        for (path, pack, n) in expected where pack == packs.last {
+            let across = cache.lookup(path, pack: nil, commit: 2)
+            #expect(across?.pack == pack && across?.record == Self.record(n + 1), "\(path.count)")
+        }
+        #expect(cache.lookup(String(repeating: "d", count: 299) + "c", pack: packs[3], commit: 2) == nil)
+    }
+
+    /// The 16-bit generation wraps after 65,535 commits; the index is
+    /// cleared then. Without that, at commit 65,536 the generation is again
+    /// the one that wrote the entries of commit 1, whose slots and bytes are
+    /// still there (only one entry was written over since).
+    @Test func theGenerationWrapsWithoutOldEntriesComingBack() {
+        let cache = LookupCache()
+        for i in 0..<100 { cache.insert("k\(i)", pack: "p", found: ("p", Self.record(i)), commit: 1) }
+        #expect(cache.lookup("k50", pack: "p", commit: 1)?.record == Self.record(50))
+        for commit in 2...65_536 {
+            cache.insert("m", pack: "p", found: ("p", Self.record(commit)), commit: commit)
+        }
+        for i in 1..<100 { #expect(cache.lookup("k\(i)", pack: "p", commit: 65_536) == nil, "k\(i)") }
+        #expect(cache.lookup("m", pack: "p", commit: 65_536)?.record == Self.record(65_536))
+        cache.insert("late", pack: "p", found: ("p", Self.record(5)), commit: 65_536)
+        #expect(cache.lookup("late", pack: "p", commit: 65_536)?.record == Self.record(5))
+        #expect(cache.lookup("m", pack: "p", commit: 65_536)?.record == Self.record(65_536))
+    }
+
     /// Runs the `assetpack` binary built beside the test bundle.
     func runAssetpack(_ args: [String]) throws -> Int32 {
         try Program.run(Program.built("assetpack"), args).status
