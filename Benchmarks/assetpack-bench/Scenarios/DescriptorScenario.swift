@@ -146,6 +146,7 @@ extension DescriptorScenario {
         let viaDaemon = try Competition.run([
             Contender("assetpacks", DaemonHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
             Contender("unix-socket", UnixSocketRoundTrip(socket: try EchoSocket())),
+            Contender("unix-socket-process", UnixSocketRoundTrip(socket: try EchoSocket(process: currentExecutable(), directory: NSTemporaryDirectory()))),
         ], items: stored.members.count, plan: plan, seed: 0xD4)
         let size = DaemonBatchHandout.size
         let batches = stored.members.count / size
@@ -153,6 +154,8 @@ extension DescriptorScenario {
             Contender("assetpacks", DaemonBatchHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
             Contender("one-by-one", DaemonSinglesHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
             Contender("unix-socket", UnixSocketRoundTrips(socket: try EchoSocket(), count: size)),
+            Contender("unix-socket-process", UnixSocketRoundTrips(
+                socket: try EchoSocket(process: currentExecutable(), directory: NSTemporaryDirectory()), count: size)),
         ], items: batches, plan: plan, seed: 0xD5)
         let idle = try DaemonIdleClients.measure(daemon, socketPath: stored.container.daemonSocketPath)
         let perMember = viaBatches.first { $0.contender == "assetpacks" }.map { Format.duration($0.p50 / Double(size)) } ?? "–"
@@ -160,12 +163,13 @@ extension DescriptorScenario {
             ScenarioResult(
                 name: "descriptor/daemon",
                 summary: "descriptor of a stored member from `assetpack daemon` over its socket (request, lookup, SCM_RIGHTS reply; "
-                    + "SO_PEERCRED once per connection); unix-socket: one-byte round trip to an echo thread",
+                    + "SO_PEERCRED once per connection); unix-socket: one-byte round trip to an echo thread; "
+                    + "unix-socket-process: the same to an echo process (the daemon's client also switches processes)",
                 measurements: viaDaemon, notes: [idle]),
             ScenarioResult(
                 name: "descriptor/daemon-batch",
                 summary: "\(size) stored members' descriptors from `assetpack daemon` per operation: assetpacks one batch request "
-                    + "(`descriptors(for:)`, one reply per member); one-by-one: \(size) requests in turn; unix-socket: \(size) one-byte round trips",
+                    + "(`descriptors(for:)`, one reply per member); one-by-one: \(size) requests in turn; unix-socket(-process): \(size) one-byte round trips to an echo thread (process)",
                 measurements: viaBatches, notes: ["per member in a batch: \(perMember) (p50 / \(size))"]),
         ]
     }

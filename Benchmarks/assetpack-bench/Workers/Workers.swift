@@ -11,6 +11,7 @@ import AssetStore
 ///     --worker profile CONTAINER PACK PATHS-FILE COUNT random|hot
 ///     --worker status-watcher CONTAINER PACK COUNT
 ///     --worker pipe-reader COUNT
+///     --worker echo SOCKET
 enum Workers {
     /// What a reader reports.
     struct ReaderReport: Codable {
@@ -93,6 +94,8 @@ enum Workers {
         case "status-watcher" where a.count == 3:
             guard let count = Int(a[2]) else { throw BenchError.usage("bad status-watcher arguments") }
             try StatusScenario.watch(container: a[0], pack: a[1], count: count)
+        case "echo" where a.count == 1:
+            try EchoSocket.worker(socketPath: a[0])
         case "pipe-reader" where a.count == 1:
             guard let count = Int(a[0]) else { throw BenchError.usage("bad pipe-reader arguments") }
             try StatusScenario.readPipe(count: count)
