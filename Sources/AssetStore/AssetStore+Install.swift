@@ -124,7 +124,7 @@ extension AssetStore {
         let defaultID = PackFile.defaultID(of: path)
         let pack = try StreamedPack.validate(
             descriptor: staged.descriptor, path: path, limits: try limits(), verifiedSHA256: verifiedSHA256,
-            progress: progress, installingAs: { try? Self.resolveID(recorded: $0?.id, defaultID: defaultID, requested: requestedID) })
+            holding: installHeldMembers, progress: progress, installingAs: { try? Self.resolveID(recorded: $0?.id, defaultID: defaultID, requested: requestedID) })
         let packID = try Self.resolveID(recorded: pack.description?.id, defaultID: defaultID, requested: requestedID)
         if let (path, problem) = pack.keyProblem { throw .invalidPath(path, reason: problem) }
         CrashPoint.hit("install.validated")

@@ -146,6 +146,13 @@ struct StreamedPack: Sendable {
     /// install to throw once it has resolved that ID itself.
     let keyProblem: (path: String, reason: StoreError.PathProblem)?
     private let mapping: Mapping
+    /// The members as the checks' first walk saw them, for a pack of at
+    /// most `holding` members (``AssetStore/Options/installHeldMembers``): the later walks (data, index) go over
+    /// this array instead of reading and checking every record again —
+    /// a third of a 100,000-member install. `nil` for a larger pack, whose
+    /// walks read the records again and hold nothing.
+    private let held: [ArchiveEntry]?
+
 
     /// Keeps the staged file mapped for the index pass.
     private final class Mapping: @unchecked Sendable {
@@ -164,6 +171,10 @@ struct StreamedPack: Sendable {
     /// from the mapping (its pages dropped behind the walk). Each call walks
     /// from the first member.
     func forEachMember(_ body: (ArchiveEntry) throws(StoreError) -> Void) throws(StoreError) {
+        if let held {
+            for entry in held { try body(entry) }
+            return
+        }
         var entries = directory.entries(in: mapping.region.bytes, releasingPages: true)
         while true {
             let entry: ArchiveEntry?
@@ -179,15 +190,24 @@ struct StreamedPack: Sendable {
     /// the limits, then the data, during which each path is also checked as
     /// an index key under the ID `installingAs` gives for the pack's recorded
     /// manifest (`nil`: the install will refuse the ID; no key is checked).
+    /// A pack of at most `heldLimit` members keeps the first walk's entries
+    /// and goes over them instead of reading the records again.
     static func validate(
         descriptor: borrowing FileDescriptor, path: String, limits: PackLimits, verifiedSHA256: [UInt8]?,
-        progress: ((InstallProgress) -> Void)?, installingAs: (PackDescription?) -> String?
+        holding heldLimit: Int, progress: ((InstallProgress) -> Void)?, installingAs: (PackDescription?) -> String?
     ) throws(StoreError) -> StreamedPack {
         let region = try PackFile.map(descriptor, path: path)
         let bytes = region.bytes
         var check = PackLimits.Check(limits)
+        var held: [ArchiveEntry]? = []
         let directory: ZipDirectory
-        do { directory = try ZipDirectory.scan(bytes, name: path, releasingPages: true) { check.add($0) } } catch {
+        do {
+            directory = try ZipDirectory.scan(bytes, name: path, releasingPages: true) { entry in
+                check.add(entry)
+                guard held != nil else { return }
+                if held!.count < heldLimit { held!.append(entry) } else { held = nil }
+            }
+        } catch {
             throw .archive(error)
         }
         try check.finish(path: path)
@@ -201,9 +221,19 @@ struct StreamedPack: Sendable {
         var keyProblem: (path: String, reason: StoreError.PathProblem)?
         var meter = ProgressMeter.install(.validating, total: directory.storedSize, reportingTo: progress)
         var behind = ReadBehind(mapping: bytes)
-        var entries = directory.entries(in: bytes, releasingPages: true)
+        var entries = held == nil ? directory.entries(in: bytes, releasingPages: true) : nil
+        var next = 0
         do throws(ArchiveError) {
-            while let entry = try entries.next() {
+            while true {
+                let entry: ArchiveEntry
+                if let held {
+                    guard next < held.count else { break }
+                    entry = held[next]
+                    next += 1
+                } else {
+                    guard let read = try entries!.next() else { break }
+                    entry = read
+                }
                 try ZipArchive.verify(entry, in: bytes, archive: path, readBehind: &behind)
                 meter?.advance(by: entry.compressedSize)
                 if keyProblem == nil, let id, let problem = IndexSchema.keyProblem(pack: id, path: entry.path) {
@@ -219,6 +249,6 @@ struct StreamedPack: Sendable {
         let sha256 = verifiedSHA256 ?? PackFile.hash(bytes, progress: progress)
         return StreamedPack(
             path: path, directory: directory, sha256: sha256, size: UInt64(bytes.count), description: description,
-            keyProblem: keyProblem, mapping: Mapping(region))
+            keyProblem: keyProblem, mapping: Mapping(region), held: held)
     }
 }

@@ -50,6 +50,38 @@ import Glibc
         #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)
     }
 
+    /// Held (the pack is small enough: the later passes go over the first
+    /// walk's entries) and walked (each pass reads the records again): the
+    /// same members indexed, and the same refusal of a bad key, either way.
+    @Test(arguments: [131_072, 0, 999, 1_000])
+    func heldOrWalkedTheIndexIsTheSame(holding: Int) throws {
+        let f = StoreFixture("streamed-held-\(holding)")
+        var options = AssetStore.Options()
+        options.installHeldMembers = holding
+        let store = try f.store(options)
+        let paths = (0 ..< 1_000).map { "m/\(String($0 + 10_000)).bin" }
+        let p = f.root + "/held.zip"
+        try ArchiveWriter.write(paths.map { .init(path: $0, source: .bytes(Array($0.utf8)), compression: .stored) }, to: p)
+        let record = try store.install(packAt: p, id: "held").record
+        #expect(record.memberCount == 1_000)
+        #expect(try store.members(ofPack: "held").map(\.path) == paths)
+        #expect(Array(try store.contents(at: "m/10999.bin", inPack: "held")) == Array("m/10999.bin".utf8))
+        #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)
+        // A damaged member is refused the same way whichever pass reads it.
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: p)))
+        let at = try #require(ZipArchive.open(path: p).entries.first { $0.path == "m/10500.bin" }).dataOffset
+        bytes[Int(at)] ^= 0xff
+        let bad = f.root + "/bad.zip"
+        try Data(bytes).write(to: URL(fileURLWithPath: bad))
+        #expect {
+            try store.install(packAt: bad, id: "held")
+        } throws: { error in
+            guard case StoreError.archive(.crcMismatch(_, let member, _, _)) = error else { return false }
+            return member == "m/10500.bin"
+        }
+        #expect(try store.packRecord("held")?.sha256 == record.sha256)
+    }
+
     @Test func aSortedPackIndexesAndVerifiesWalkingInOrder() throws {
         let f = StoreFixture("streamed-sorted")
         let store = try f.store()
