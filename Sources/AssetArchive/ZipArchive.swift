@@ -20,7 +20,8 @@ import AssetSystem
 ///
 /// Parsing allocates one `String` per member, sorts members by offset only
 /// when the central directory is out of order, and finds duplicates with
-/// one hash set: 100,000 members take tens of milliseconds.
+/// one hash set: 100,000 members take tens of milliseconds. ``ZipDirectory``
+/// validates the same without holding the members.
 public struct ZipArchive: Sendable {
     /// The regular-file members, in central-directory order.
     public let entries: [ArchiveEntry]
@@ -50,10 +51,11 @@ public struct ZipArchive: Sendable {
     /// (``ReadBehind``) when `releasingPages`: an archive of a million
     /// members does not stay resident because its headers were read.
     public static func parse(_ bytes: UnsafeRawBufferPointer, name: String, releasingPages: Bool) throws(ArchiveError) -> ZipArchive {
-        let parsed = try ArchiveParser(bytes: bytes, name: name, releasingPages: releasingPages).parse()
+        var entries: [ArchiveEntry] = []
+        let directory = try ZipDirectory.scan(bytes, name: name, releasingPages: releasingPages) { entries.append($0) }
         return ZipArchive(
-            entries: parsed.entries, directoryCount: parsed.directoryCount,
-            comment: parsed.comment, usesZip64: parsed.usesZip64)
+            entries: entries, directoryCount: directory.directoryCount,
+            comment: directory.comment, usesZip64: directory.usesZip64)
     }
 
     /// Opens the file at `path`, maps it and parses it with `path` as its name.

@@ -66,8 +66,17 @@ extension Environment {
     ///   ``LMDBError/mapFull`` at the size limit or `EACCES` in a read-only
     ///   environment. The corresponding C functions are `mdb_txn_begin`,
     ///   `mdb_txn_commit` and `mdb_env_set_mapsize`.
+    ///
+    /// - Parameter reserving: bytes the transaction is expected to add to
+    ///   the file (an estimate, 0 by default). Before beginning, the map
+    ///   grows (doubling, up to ``Options/maximumMapSize``) until that many
+    ///   bytes fit past the last page in use: a large write then runs once
+    ///   instead of once per doubling it would otherwise fill. The map keeps
+    ///   growing on `MDB_MAP_FULL` as ever when the estimate falls short.
     @discardableResult
-    public func write<R, E: Error>(_ body: (borrowing WriteTransaction) throws(E) -> R) throws(TransactionError<E>) -> R {
+    public func write<R, E: Error>(
+        reserving: Int = 0, _ body: (borrowing WriteTransaction) throws(E) -> R
+    ) throws(TransactionError<E>) -> R {
         let thread = ThreadIndex.current
         precondition(pool.writer.load(ordering: .relaxed) != thread, "Environment.write called inside a write body on the same thread")
         precondition(!pool.isReading(thread), "Environment.write called inside a read body on the same thread; end the read first")
@@ -75,6 +84,7 @@ extension Environment {
         try writeLock.withLock { (_: inout Void) throws(TransactionError<E>) in
             pool.writer.store(thread, ordering: .relaxed)
             defer { pool.writer.store(0, ordering: .relaxed) }
+            if reserving > 0 { reserve(reserving) }
             result = try runWrite(body)
         }
         guard let result else { preconditionFailure("a write that did not throw has a result") }
@@ -163,6 +173,19 @@ extension Environment {
             guard pool.generation.load(ordering: .sequentiallyConsistent) == generation else { return }
             try remap(to: 0)
         }
+    }
+
+    /// Grows the map, doubling up to the limit, until `bytes` fit past the
+    /// last page in use. A map that cannot grow stays as it is: the write
+    /// then grows it on `MDB_MAP_FULL`, or fails there as it would have.
+    /// The caller holds ``writeLock`` and no transaction.
+    private func reserve(_ bytes: Int) {
+        let info = info()
+        let needed = (info.lastPage + 1) * info.pageSize + bytes
+        var size = info.mapSize
+        while size < needed && size < maximumMapSize { size = min(maximumMapSize, size * 2) }
+        guard size > info.mapSize else { return }
+        try? remap(to: size)
     }
 
     /// Doubles the map, up to the limit. The caller holds ``writeLock``.

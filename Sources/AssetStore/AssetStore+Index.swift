@@ -17,9 +17,9 @@ extension AssetStore {
     }
 
     /// Runs `body` in a write transaction and commits it.
-    func update<R>(_ body: (borrowing WriteTransaction) throws(StoreError) -> R) throws(StoreError) -> R {
+    func update<R>(reserving: Int = 0, _ body: (borrowing WriteTransaction) throws(StoreError) -> R) throws(StoreError) -> R {
         do {
-            return try environment.write(body)
+            return try environment.write(reserving: reserving, body)
         } catch {
             switch error {
             case .lmdb(let e): throw .index(e)

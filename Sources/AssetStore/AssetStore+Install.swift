@@ -88,7 +88,8 @@ extension AssetStore {
         let retiring = try retire(current)
         CrashPoint.hit("install.retire-linked")
         try publish(&staged, as: record)
-        try index(record, entries: pack.archive.entries, droppingDownload: staged.adoptedName, progress: progress)
+        try index(record, members: IndexedMembers(pack), nameBytes: pack.directory.nameBytes,
+                  droppingDownload: staged.adoptedName, progress: progress)
         CrashPoint.hit("install.committed")
         unlinkReplaced(staged, retiring)
         _ = consume packLock
@@ -114,23 +115,25 @@ extension AssetStore {
 
     /// Checks the staged copy end to end and resolves the ID it installs
     /// under; every member path must make a valid index key for that ID.
+    /// No member is held: the checks walk the archive's records
+    /// (``StreamedPack``), and so does the index pass after them.
     private func validate(
         _ staged: borrowing StagedFile, path: String, requestedID: String?, verifiedSHA256: [UInt8]?,
         progress: ((InstallProgress) -> Void)?
-    ) throws(StoreError) -> (PackFile, String) {
-        let pack = try PackFile.validate(descriptor: staged.descriptor, path: path, limits: try limits(),
-                                         verifiedSHA256: verifiedSHA256, progress: progress)
-        let packID = try resolveID(of: pack, requested: requestedID)
-        for entry in pack.archive.entries {
-            if let problem = IndexSchema.keyProblem(pack: packID, path: entry.path) { throw .invalidPath(entry.path, reason: problem) }
-        }
+    ) throws(StoreError) -> (StreamedPack, String) {
+        let defaultID = PackFile.defaultID(of: path)
+        let pack = try StreamedPack.validate(
+            descriptor: staged.descriptor, path: path, limits: try limits(), verifiedSHA256: verifiedSHA256,
+            holding: installHeldMembers, progress: progress, installingAs: { try? Self.resolveID(recorded: $0?.id, defaultID: defaultID, requested: requestedID) })
+        let packID = try Self.resolveID(recorded: pack.description?.id, defaultID: defaultID, requested: requestedID)
+        if let (path, problem) = pack.keyProblem { throw .invalidPath(path, reason: problem) }
         CrashPoint.hit("install.validated")
         return (pack, packID)
     }
 
     /// Whether `current` already is `pack`: the same archive (SHA-256 and
     /// size), and the same catalog version unless none is given.
-    private func isInstalled(_ pack: PackFile, as current: PackRecord, catalogVersion: String?) -> Bool {
+    private func isInstalled(_ pack: StreamedPack, as current: PackRecord, catalogVersion: String?) -> Bool {
         current.sha256 == pack.sha256 && current.archiveSize == pack.size
             && (current.catalogVersion == catalogVersion || catalogVersion == nil)
     }
@@ -140,13 +143,31 @@ extension AssetStore {
     static func record(
         of pack: PackFile, id: String, archiveKey: UInt64, generation: UInt64, catalogVersion: String?, source: String
     ) -> PackRecord {
+        record(id: id, size: pack.size, sha256: pack.sha256, description: pack.description,
+               memberCount: pack.archive.entries.count, totalSize: pack.totalSize,
+               archiveKey: archiveKey, generation: generation, catalogVersion: catalogVersion, source: source)
+    }
+
+    /// ``record(of:id:archiveKey:generation:catalogVersion:source:)`` of a streamed pack.
+    static func record(
+        of pack: StreamedPack, id: String, archiveKey: UInt64, generation: UInt64, catalogVersion: String?, source: String
+    ) -> PackRecord {
+        record(id: id, size: pack.size, sha256: pack.sha256, description: pack.description,
+               memberCount: pack.memberCount, totalSize: pack.totalSize,
+               archiveKey: archiveKey, generation: generation, catalogVersion: catalogVersion, source: source)
+    }
+
+    private static func record(
+        id: String, size: UInt64, sha256: [UInt8], description: PackDescription?, memberCount: Int, totalSize: UInt64,
+        archiveKey: UInt64, generation: UInt64, catalogVersion: String?, source: String
+    ) -> PackRecord {
         PackRecord(
-            id: id, archiveKey: archiveKey, archiveSize: pack.size, sha256: pack.sha256,
+            id: id, archiveKey: archiveKey, archiveSize: size, sha256: sha256,
             generation: generation, catalogVersion: catalogVersion,
-            downloadPolicy: pack.description?.downloadPolicy ?? .onDemand,
-            platforms: pack.description?.platforms ?? [],
-            memberCount: UInt64(pack.archive.entries.count),
-            totalSize: pack.totalSize,
+            downloadPolicy: description?.downloadPolicy ?? .onDemand,
+            platforms: description?.platforms ?? [],
+            memberCount: UInt64(memberCount),
+            totalSize: totalSize,
             installDate: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000),
             source: source)
     }
@@ -160,17 +181,19 @@ extension AssetStore {
         CrashPoint.hit("install.published-synced")
     }
 
-    /// Makes `record` the pack's current version, with `entries` as its
-    /// members, in one write transaction: the switch readers see. For an
+    /// Makes `record` the pack's current version, with `members`, in one
+    /// write transaction: the switch readers see. For an
     /// adopted download (`droppingDownload` is its `.download` name) the same
     /// transaction deletes the pack's journal entry if it names that file,
     /// so the download is over exactly when the pack is in.
     private func index(
-        _ record: PackRecord, entries: [ArchiveEntry], droppingDownload download: String?, progress: ((InstallProgress) -> Void)?
+        _ record: PackRecord, members entries: IndexedMembers, nameBytes: Int, droppingDownload download: String?,
+        progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) {
         var meter = ProgressMeter.install(.indexing, total: UInt64(entries.count), reportingTo: progress)
         let written: ((UInt64) -> Void)? = meter == nil ? nil : { meter?.reach($0) }
-        try update { (txn) throws(StoreError) in
+        let growth = Self.indexGrowth(of: record.id, members: entries.count, nameBytes: nameBytes)
+        try update(reserving: growth) { (txn) throws(StoreError) in
             try Self.writeIndex(of: record, entries: entries, txn: txn,
                                 packs: packs, members: members, paths: paths, membersWritten: written)
             if let download { try dropJournalEntry(of: record.id, naming: download, txn: txn) }
@@ -178,6 +201,22 @@ extension AssetStore {
         }
         meter?.finish()
     }
+
+    /// A generous estimate of the bytes ``writeIndex(of:entries:txn:packs:members:paths:membersWritten:)``
+    /// adds to the index file for `members` whose names take `nameBytes`:
+    /// each member's key and record and its path
+    /// entry, with LMDB's per-node overhead, doubled for half-filled pages
+    /// and the copies a replacement makes. The write reserves this much map
+    /// up front: a map that doubled on `MDB_MAP_FULL` ran the whole write
+    /// again at each doubling (three times at 1,000,000 members).
+    static func indexGrowth(of id: String, members: Int, nameBytes: Int) -> Int {
+        let perMember = 2 * (id.utf8.count + 1) + MemberRecord.encodedSize + 2 * nodeOverhead
+        return 2 * (2 * nameBytes + members * perMember)
+    }
+
+    /// LMDB's bytes per node besides key and value: its header and its
+    /// pointer on the page.
+    private static let nodeOverhead = 10
 
     /// Deletes pack `id`'s journal entry when it is the download of the file
     /// `staging/<stagingName>`; leaves any other entry alone.
@@ -250,15 +289,16 @@ extension AssetStore {
     /// The most bytes copied between two progress reports.
     private static let copyPiece: Int64 = 8 << 20
 
-    /// The ID a validated pack installs under.
-    private func resolveID(of pack: PackFile, requested: String?) throws(StoreError) -> String {
-        if let recorded = pack.description?.id {
+    /// The ID a validated pack installs under: the one its manifest
+    /// records (`recorded`), else `requested`, else its file name's.
+    private static func resolveID(recorded: String?, defaultID: String, requested: String?) throws(StoreError) -> String {
+        if let recorded {
             if let requested, requested != recorded {
                 throw .invalidPackID(requested, reason: .differsFromRecorded(recorded))
             }
             return recorded
         }
-        let id = requested ?? pack.defaultID
+        let id = requested ?? defaultID
         do { try PackID.validate(id) } catch {
             if requested == nil, case .invalidPackID(_, let reason) = error {
                 throw .invalidPackID(id, reason: .derivedFromFileName(reason))
@@ -286,6 +326,16 @@ extension AssetStore {
         of record: PackRecord, entries: [ArchiveEntry], txn: borrowing WriteTransaction,
         packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
     ) throws(StoreError) {
+        try writeIndex(of: record, entries: IndexedMembers(entries), txn: txn,
+                       packs: packs, members: members, paths: paths, membersWritten: membersWritten)
+    }
+
+    /// ``writeIndex(of:entries:txn:packs:members:paths:membersWritten:)`` of
+    /// members walked one at a time (each run of the body walks them again).
+    static func writeIndex(
+        of record: PackRecord, entries: IndexedMembers, txn: borrowing WriteTransaction,
+        packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
+    ) throws(StoreError) {
         let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
         var old = Set<[UInt8]>()
@@ -310,7 +360,7 @@ extension AssetStore {
         // not after the last one ends the appending, for the rest of the pack.
         var appendingMembers = old.isEmpty
         var appendingPaths = old.isEmpty
-        for entry in entries {
+        try entries.forEach { (entry) throws(StoreError) in
             key.removeSubrange(prefix.count...)
             key.append(contentsOf: entry.path.utf8)
             let path = key[prefix.count...]
@@ -352,5 +402,24 @@ extension AssetStore {
         } catch {
             throw .index(error)
         }
+    }
+}
+
+/// The members ``AssetStore/writeIndex(of:entries:txn:packs:members:paths:membersWritten:)``
+/// indexes: how many, and a walk over them from the first, which may be
+/// taken more than once (LMDB runs a write body again after growing the map).
+struct IndexedMembers {
+    let count: Int
+    let forEach: (_ body: (ArchiveEntry) throws(StoreError) -> Void) throws(StoreError) -> Void
+
+    init(_ entries: [ArchiveEntry]) {
+        count = entries.count
+        forEach = { (body) throws(StoreError) in for entry in entries { try body(entry) } }
+    }
+
+    /// The members of `pack`, read again from its mapping at each walk.
+    init(_ pack: StreamedPack) {
+        count = pack.memberCount
+        forEach = { (body) throws(StoreError) in try pack.forEachMember(body) }
     }
 }

@@ -169,22 +169,25 @@ extension AssetStore {
         let region: MappedRegion
         do { region = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
         let bytes = region.bytes
-        var entries: [ArchiveEntry] = []
+        // The members are not held: each pass below walks them again from
+        // the mapping (``ZipDirectory``), in the order it needs when the
+        // archive is in it already (as this package writes them).
+        var directory: ZipDirectory?
         do throws(ArchiveError) {
-            entries = try ZipArchive.parse(bytes, name: path, releasingPages: true).entries
+            directory = try ZipDirectory.scan(bytes, name: path, releasingPages: true)
         } catch {
             guard error.provesDamage else { throw .archive(error) }
             report.add(.archiveDamaged, pack: id, object: record.archiveName, error.description)
             verdict.archiveDamaged = true
         }
-        if deep && !verdict.archiveDamaged {
+        if deep, !verdict.archiveDamaged, let directory {
             region.advise(.sequential)
             // The hash reads a mapping of its own, so that each pass drops
             // the pages behind it without making the other fault them in again.
             let hashRegion: MappedRegion
             do { hashRegion = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
             hashRegion.advise(.sequential)
-            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion.bytes, entries: entries, archive: path)
+            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion.bytes, directory: directory, archive: path)
             report.bytesChecked += record.archiveSize
             if problems.sha256 != record.sha256 {
                 report.add(.archiveSHA256, pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
@@ -198,8 +201,9 @@ extension AssetStore {
                 verdict.archiveDamaged = true
             }
         }
-        verdict.indexDamaged = try checkMembers(of: record, entries: verdict.archiveDamaged && entries.isEmpty ? nil : entries,
-                                                size: UInt64(size), txn: txn, report: &report)
+        let compared = verdict.archiveDamaged && (directory?.memberCount ?? 0) == 0 ? nil : directory
+        verdict.indexDamaged = try checkMembers(
+            of: record, entries: compared.map { MemberWalk($0, in: bytes, order: .path) }, size: UInt64(size), txn: txn, report: &report)
         return verdict
     }
 
@@ -210,12 +214,12 @@ extension AssetStore {
     /// in the order of their paths' bytes (an archive this package wrote is
     /// in it already) and the two are walked side by side: no table of a
     /// million paths, whose look-ups missed the cache at every step.
-    private func checkMembers(of record: PackRecord, entries: [ArchiveEntry]?, size: UInt64,
+    private func checkMembers(of record: PackRecord, entries: MemberWalk?, size: UInt64,
                               txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) -> Bool {
         let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
-        let sorted = entries.map(Self.inPathOrder)
-        var next = 0
+        var sorted = entries
+        var pending = sorted?.next()
         var missing: [String] = []
         var damaged = false
         try indexCall { () throws(LMDBError) in
@@ -224,14 +228,14 @@ extension AssetStore {
                 let member = String(decoding: pathBytes, as: UTF8.self)
                 report.membersChecked += 1
                 var entry: ArchiveEntry?
-                if let sorted {
-                    while next < sorted.count, Self.compare(sorted[next].path, pathBytes) < 0 {
-                        missing.append(sorted[next].path)
-                        next += 1
+                if sorted != nil {
+                    while let p = pending, Self.compare(p.path, pathBytes) < 0 {
+                        missing.append(p.path)
+                        pending = sorted?.next()
                     }
-                    if next < sorted.count, Self.compare(sorted[next].path, pathBytes) == 0 {
-                        entry = sorted[next]
-                        next += 1
+                    if let p = pending, Self.compare(p.path, pathBytes) == 0 {
+                        entry = p
+                        pending = sorted?.next()
                     }
                 }
                 func problem(_ code: FindingCode, _ message: String) {
@@ -259,27 +263,27 @@ extension AssetStore {
                 return true
             }
         }
-        guard let sorted else { return damaged }
-        missing += sorted[next...].map(\.path)
+        guard var sorted else { return damaged }
+        while let p = pending {
+            missing.append(p.path)
+            pending = sorted.next()
+        }
+        if let failure = sorted.failure {
+            guard failure.provesDamage else { throw .archive(failure) }
+            report.add(.archiveDamaged, pack: id, object: record.archiveName, failure.description)
+            damaged = true
+        }
         for path in missing {
             report.add(.memberMissing, pack: id, object: path, "the archive has '\(path)', the index does not")
             damaged = true
         }
-        let total = sorted.reduce(UInt64(0)) { $0 + $1.uncompressedSize }
-        if record.memberCount != UInt64(sorted.count) || record.totalSize != total {
+        let (count, total) = (sorted.directory.memberCount, sorted.directory.totalSize)
+        if record.memberCount != UInt64(count) || record.totalSize != total {
             report.add(.packRecordMismatch, pack: id, object: nil,
-                       "record says \(record.memberCount) members, \(record.totalSize) bytes; the archive has \(sorted.count), \(total)")
+                       "record says \(record.memberCount) members, \(record.totalSize) bytes; the archive has \(count), \(total)")
             damaged = true
         }
         return damaged
-    }
-
-    /// `entries` in the order of their paths' UTF-8 bytes, as index keys sort.
-    private static func inPathOrder(_ entries: [ArchiveEntry]) -> [ArchiveEntry] {
-        for i in entries.indices.dropFirst() where !entries[i - 1].path.utf8.lexicographicallyPrecedes(entries[i].path.utf8) {
-            return entries.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
-        }
-        return entries
     }
 
     /// `path`'s UTF-8 bytes against `bytes`: negative, zero or positive.
@@ -332,7 +336,7 @@ enum ArchiveScan {
 
     /// Checks the members in `bytes` and hashes `hashing`, two mappings of
     /// the same archive file.
-    static func run(bytes: UnsafeRawBufferPointer, hashing: UnsafeRawBufferPointer, entries: [ArchiveEntry], archive: String) -> Result {
+    static func run(bytes: UnsafeRawBufferPointer, hashing: UnsafeRawBufferPointer, directory: ZipDirectory, archive: String) -> Result {
         let shared = Shared(hashing)
         // A thread of its own, not a Dispatch queue: libdispatch traps when
         // its worker cannot make an epoll descriptor (EMFILE), and a verify
@@ -346,13 +350,66 @@ enum ArchiveScan {
         thread.start()
         var failures: [(String, ArchiveError)] = []
         var behind = ReadBehind(mapping: bytes)
-        for entry in entries.sorted(by: { $0.dataOffset < $1.dataOffset }) {
+        var entries = MemberWalk(directory, in: bytes, order: .file)
+        while let entry = entries.next() {
             do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: archive, readBehind: &behind) } catch {
                 failures.append((entry.path, error))
             }
         }
+        if let failure = entries.failure { failures.append((archive, failure)) }
         behind.finish(at: bytes.count)
         group.wait()
         return Result(sha256: shared.digest, crcFailures: failures.sorted { $0.0 < $1.0 })
+    }
+}
+
+/// The members of a scanned archive in file order (of their data) or in
+/// path order (of their UTF-8 bytes, as index keys sort), one at a time:
+/// walked from the mapping when the archive lists them in that order
+/// already (as this package writes them), else collected and sorted.
+struct MemberWalk {
+    enum Order { case file, path }
+
+    let directory: ZipDirectory
+    private var walk: ZipDirectory.Entries?
+    private var sorted: [ArchiveEntry] = []
+    private var position = 0
+    /// What ended a walk early: the mapping no longer holds what the scan
+    /// validated. No member comes after it.
+    private(set) var failure: ArchiveError?
+
+    init(_ directory: ZipDirectory, in bytes: UnsafeRawBufferPointer, order: Order) {
+        self.directory = directory
+        let walk = directory.entries(in: bytes, releasingPages: true)
+        if order == .file ? directory.inFileOrder : directory.inPathOrder {
+            self.walk = walk
+            return
+        }
+        var all = MemberWalk(directory, walk: walk)
+        var entries: [ArchiveEntry] = []
+        entries.reserveCapacity(directory.memberCount)
+        while let entry = all.next() { entries.append(entry) }
+        failure = all.failure
+        sorted = order == .file
+            ? entries.sorted { $0.dataOffset < $1.dataOffset }
+            : entries.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    }
+
+    private init(_ directory: ZipDirectory, walk: ZipDirectory.Entries) {
+        self.directory = directory
+        self.walk = walk
+    }
+
+    mutating func next() -> ArchiveEntry? {
+        guard walk != nil else {
+            guard position < sorted.count else { return nil }
+            position += 1
+            return sorted[position - 1]
+        }
+        guard failure == nil else { return nil }
+        do { return try walk?.next() } catch {
+            failure = error
+            return nil
+        }
     }
 }

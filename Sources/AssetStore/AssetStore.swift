@@ -17,6 +17,8 @@ public final class AssetStore: Sendable {
     public let lockWait: FileLock.Wait
     /// The limits given in ``Options/limits``, which win over the container's.
     let limitsOverride: PackLimits?
+    /// ``Options/installHeldMembers``.
+    let installHeldMembers: Int
     /// The sealed memory files this store handed out, for the next handout
     /// of the same member (``Options/memoryFileCache``).
     public let memoryFiles: MemoryFileCache
@@ -63,6 +65,12 @@ public final class AssetStore: Sendable {
         /// standalone members) this store keeps to hand out again
         /// (``memoryFiles``). Each kept file holds a descriptor.
         public var memoryFileCache = MemoryFileCache.Limits(bytes: 64 << 20, files: 128)
+        /// Up to how many members an install holds the entries the checks
+        /// read, so that the data and index passes walk them instead of
+        /// reading every record again; a larger pack is walked from its
+        /// records each time and holds nothing per member. The default,
+        /// 131,072, bounds what is held to about 17 MiB.
+        public var installHeldMembers = 131_072
         public init() {}
     }
 
@@ -84,6 +92,7 @@ public final class AssetStore: Sendable {
         self.container = container
         self.lockWait = options.lockWait
         self.limitsOverride = options.limits
+        self.installHeldMembers = max(0, options.installHeldMembers)
         self.memoryFiles = MemoryFileCache(limits: options.memoryFileCache)
         let layout = try ContainerLayout(container, creating: options.createsContainer)
         if layout.index.isSymlink { throw .symlinkInContainer(path: layout.index.path) }

@@ -22,7 +22,10 @@ public struct PackFile: Sendable {
     public var totalSize: UInt64 { archive.entries.reduce(0) { $0 + $1.uncompressedSize } }
 
     /// The ID a plain ZIP installs under: its file name without the extension.
-    public var defaultID: String {
+    public var defaultID: String { Self.defaultID(of: path) }
+
+    /// The file name at `path` without its extension.
+    static func defaultID(of path: String) -> String {
         let name = (path as NSString).lastPathComponent
         if let dot = name.lastIndex(of: "."), dot != name.startIndex { return String(name[..<dot]) }
         return name
@@ -59,14 +62,7 @@ public struct PackFile: Sendable {
         descriptor: borrowing FileDescriptor, path: String, limits: PackLimits?, verifiedSHA256: [UInt8]? = nil,
         progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> PackFile {
-        let status: FileStatus
-        do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
-        guard status.isRegularFile else { throw .notAFile(path) }
-        let region: MappedRegion
-        do { region = try MappedRegion(mapping: descriptor, count: Int(status.size)) } catch {
-            throw .system(error.with(operation: "mmap", path: path))
-        }
-        region.advise(.sequential)
+        let region = try map(descriptor, path: path)
         let bytes = region.bytes
         let archive: ZipArchive
         // Neither the headers parsing reads stay resident nor any page the
@@ -77,7 +73,20 @@ public struct PackFile: Sendable {
         do { try verifyMembers(of: archive, in: bytes, path: path, progress: progress) } catch { throw .archive(error) }
         let description = try PackDescription.decode(archiveComment: archive.comment, archive: path)
         let sha256 = verifiedSHA256 ?? hash(bytes, progress: progress)
-        return PackFile(path: path, archive: archive, sha256: sha256, size: UInt64(status.size), description: description)
+        return PackFile(path: path, archive: archive, sha256: sha256, size: UInt64(bytes.count), description: description)
+    }
+
+    /// Maps all of the regular file `descriptor`, for a sequential read.
+    static func map(_ descriptor: borrowing FileDescriptor, path: String) throws(StoreError) -> MappedRegion {
+        let status: FileStatus
+        do { status = try descriptor.status() } catch { throw .system(error.with(operation: "stat", path: path)) }
+        guard status.isRegularFile else { throw .notAFile(path) }
+        let region: MappedRegion
+        do { region = try MappedRegion(mapping: descriptor, count: Int(status.size)) } catch {
+            throw .system(error.with(operation: "mmap", path: path))
+        }
+        region.advise(.sequential)
+        return region
     }
 
     /// Checks every member's data: its CRC-32, and that it inflates to exactly
@@ -118,4 +127,128 @@ public struct PackFile: Sendable {
 
     /// The most bytes hashed between two progress reports.
     private static let hashPiece = 4 << 20
+}
+
+/// A pack file checked end to end as ``PackFile`` checks it, for an
+/// install, without its members held: the checks walk the central
+/// directory (``ZipDirectory``) keeping only counts and first problems, and
+/// the index pass walks the records again from the mapping, which this
+/// value keeps open. A pack of a million members costs a few windows of its
+/// bytes and no array of its members.
+struct StreamedPack: Sendable {
+    let path: String
+    let directory: ZipDirectory
+    let sha256: [UInt8]
+    let size: UInt64
+    let description: PackDescription?
+    /// The first member, in central-directory order, whose path makes no
+    /// valid index key under the ID the install resolved, and why; for the
+    /// install to throw once it has resolved that ID itself.
+    let keyProblem: (path: String, reason: StoreError.PathProblem)?
+    private let mapping: Mapping
+    /// The members as the checks' first walk saw them, for a pack of at
+    /// most `holding` members (``AssetStore/Options/installHeldMembers``): the later walks (data, index) go over
+    /// this array instead of reading and checking every record again —
+    /// a third of a 100,000-member install. `nil` for a larger pack, whose
+    /// walks read the records again and hold nothing.
+    private let held: [ArchiveEntry]?
+
+
+    /// Keeps the staged file mapped for the index pass.
+    private final class Mapping: @unchecked Sendable {
+        // Read-only pages, never remapped while this lives.
+        let region: MappedRegion
+        init(_ region: consuming MappedRegion) { self.region = region }
+    }
+
+    var memberCount: Int { directory.memberCount }
+    /// Sum of the members' sizes.
+    var totalSize: UInt64 { directory.totalSize }
+    /// The ID a plain ZIP installs under (``PackFile/defaultID``).
+    var defaultID: String { PackFile.defaultID(of: path) }
+
+    /// Hands every member to `body`, in central-directory order, read again
+    /// from the mapping (its pages dropped behind the walk). Each call walks
+    /// from the first member.
+    func forEachMember(_ body: (ArchiveEntry) throws(StoreError) -> Void) throws(StoreError) {
+        if let held {
+            for entry in held { try body(entry) }
+            return
+        }
+        var entries = directory.entries(in: mapping.region.bytes, releasingPages: true)
+        while true {
+            let entry: ArchiveEntry?
+            do { entry = try entries.next() } catch { throw .archive(error) }
+            guard let entry else { return }
+            try body(entry)
+        }
+    }
+
+    /// Checks `descriptor` as ``PackFile/validate(descriptor:path:limits:verifiedSHA256:progress:)``
+    /// does, refusing what it refuses with the same errors in the same order.
+    /// Members are checked in two walks of the directory: the structure and
+    /// the limits, then the data, during which each path is also checked as
+    /// an index key under the ID `installingAs` gives for the pack's recorded
+    /// manifest (`nil`: the install will refuse the ID; no key is checked).
+    /// A pack of at most `heldLimit` members keeps the first walk's entries
+    /// and goes over them instead of reading the records again.
+    static func validate(
+        descriptor: borrowing FileDescriptor, path: String, limits: PackLimits, verifiedSHA256: [UInt8]?,
+        holding heldLimit: Int, progress: ((InstallProgress) -> Void)?, installingAs: (PackDescription?) -> String?
+    ) throws(StoreError) -> StreamedPack {
+        let region = try PackFile.map(descriptor, path: path)
+        let bytes = region.bytes
+        var check = PackLimits.Check(limits)
+        var held: [ArchiveEntry]? = []
+        let directory: ZipDirectory
+        do {
+            directory = try ZipDirectory.scan(bytes, name: path, releasingPages: true) { entry in
+                check.add(entry)
+                guard held != nil else { return }
+                if held!.count < heldLimit { held!.append(entry) } else { held = nil }
+            }
+        } catch {
+            throw .archive(error)
+        }
+        try check.finish(path: path)
+        // Decoded now for the ID the keys are checked under, thrown where
+        // the whole-array check throws it: after the members' data.
+        let described = Result { () throws(StoreError) in
+            try PackDescription.decode(archiveComment: directory.comment, archive: path)
+        }
+        var id: String?
+        if case .success(let description) = described { id = installingAs(description) }
+        var keyProblem: (path: String, reason: StoreError.PathProblem)?
+        var meter = ProgressMeter.install(.validating, total: directory.storedSize, reportingTo: progress)
+        var behind = ReadBehind(mapping: bytes)
+        var entries = held == nil ? directory.entries(in: bytes, releasingPages: true) : nil
+        var next = 0
+        do throws(ArchiveError) {
+            while true {
+                let entry: ArchiveEntry
+                if let held {
+                    guard next < held.count else { break }
+                    entry = held[next]
+                    next += 1
+                } else {
+                    guard let read = try entries!.next() else { break }
+                    entry = read
+                }
+                try ZipArchive.verify(entry, in: bytes, archive: path, readBehind: &behind)
+                meter?.advance(by: entry.compressedSize)
+                if keyProblem == nil, let id, let problem = IndexSchema.keyProblem(pack: id, path: entry.path) {
+                    keyProblem = (entry.path, problem)
+                }
+            }
+        } catch {
+            throw .archive(error)
+        }
+        behind.finish(at: bytes.count)
+        meter?.finish()
+        let description = try described.get()
+        let sha256 = verifiedSHA256 ?? PackFile.hash(bytes, progress: progress)
+        return StreamedPack(
+            path: path, directory: directory, sha256: sha256, size: UInt64(bytes.count), description: description,
+            keyProblem: keyProblem, mapping: Mapping(region), held: held)
+    }
 }

@@ -59,18 +59,40 @@ public struct PackLimits: Sendable, Hashable {
     /// - Throws: `StoreError.limitExceeded` naming `path`, the first member
     ///   over a limit (none for the pack's sum), its sizes and the limit.
     public func check(_ archive: ZipArchive, path: String) throws(StoreError) {
-        var total: UInt64 = 0
-        for entry in archive.entries {
-            if let problem = problem(method: entry.method, size: entry.uncompressedSize, storedSize: entry.compressedSize) {
-                throw .limitExceeded(archive: path, pack: nil, member: entry.path, problem: problem)
+        var check = Check(self)
+        for entry in archive.entries { check.add(entry) }
+        try check.finish(path: path)
+    }
+
+    /// ``check(_:path:)`` fed one member at a time, as a walk over an
+    /// archive's records meets them, keeping the first member over a limit
+    /// and the sum: nothing per member.
+    struct Check {
+        let limits: PackLimits
+        private var total: UInt64 = 0
+        private var first: (member: String, problem: StoreError.LimitProblem)?
+
+        init(_ limits: PackLimits) { self.limits = limits }
+
+        mutating func add(_ entry: ArchiveEntry) {
+            if first == nil,
+               let problem = limits.problem(method: entry.method, size: entry.uncompressedSize, storedSize: entry.compressedSize) {
+                first = (entry.path, problem)
             }
             if entry.method == .deflated {
                 let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
                 total = overflow ? .max : sum
             }
         }
-        if total > maximumPackSize {
-            throw .limitExceeded(archive: path, pack: nil, member: nil, problem: .packTooLarge(size: total, maximum: maximumPackSize))
+
+        /// Throws what ``check(_:path:)`` throws for the members added.
+        func finish(path: String) throws(StoreError) {
+            if let first { throw .limitExceeded(archive: path, pack: nil, member: first.member, problem: first.problem) }
+            if total > limits.maximumPackSize {
+                throw .limitExceeded(
+                    archive: path, pack: nil, member: nil,
+                    problem: .packTooLarge(size: total, maximum: limits.maximumPackSize))
+            }
         }
     }
 }

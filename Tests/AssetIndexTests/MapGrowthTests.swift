@@ -39,6 +39,30 @@ import TestSupport
         #expect(try reopened.read { txn in try txn.count(reopened.database("members")) } == 13_500)
     }
 
+    @Test func aWriteThatReservesWhatItAddsRunsOnce() throws {
+        let scratch = TemporaryDirectory("assetindex")
+        let env = try Environment(path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions())
+        let members = env.database("members")
+        var runs = 0
+        try env.write(reserving: 64 * Self.mebibyte) { txn in
+            runs += 1
+            for n in 0..<13_500 { try txn.append(members, key: key(n), value: value(n, count: 4000)) }
+        }
+        #expect(runs == 1, "the map was grown before the body, not on MDB_MAP_FULL")
+        #expect(env.mapSize >= 64 * Self.mebibyte)
+        #expect(try env.read { txn in try txn.count(members) } == 13_500)
+    }
+
+    @Test func aReservationPastTheLimitStopsAtTheLimit() throws {
+        let scratch = TemporaryDirectory("assetindex")
+        let env = try Environment(
+            path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions(maximum: 4 * Self.mebibyte))
+        let members = env.database("members")
+        try env.write(reserving: 1 << 30) { txn in try txn.put(members, key: key(1), value: value(1, count: 10)) }
+        #expect(env.mapSize == 4 * Self.mebibyte)
+        #expect(try env.read { txn in try txn.count(members) } == 1)
+    }
+
     @Test func fiftyMebibytesAcrossManyTransactionsGrowTheMap() throws {
         let scratch = TemporaryDirectory("assetindex")
         let env = try Environment(path: scratch.directory("index"), databases: standardDatabases, options: tinyOptions())

@@ -88,6 +88,39 @@ import TestSupport
         }) { if case .invalidRecordedManifest = $0 { return true }; return false }
     }
 
+    /// The key check walks the members with the data check: the first
+    /// member too long for the index is named, wherever it is.
+    @Test func aLaterPathTooLongForTheIndex() throws {
+        let long = String(repeating: "d/", count: 255) + "file"
+        try refuse({ f in
+            let p = f.root + "/later.zip"
+            try ArchiveWriter.write([.init(path: "a", source: .bytes([1])), .init(path: long, source: .bytes([2])),
+                                     .init(path: long + "2", source: .bytes([3]))], to: p)
+            return p
+        }, id: "later") { error in
+            error == .invalidPath(long, reason: .tooLongToIndex(maximum: 511 - 1 - "later".utf8.count))
+        }
+    }
+
+    /// A member's damaged data is reported before a path too long for the
+    /// index, as when the keys were checked after the whole validation.
+    @Test func damagedDataBeforeAPathTooLongForTheIndex() throws {
+        let long = String(repeating: "d/", count: 255) + "file"
+        try refuse({ f in
+            let p = f.root + "/both.zip"
+            try ArchiveWriter.write([.init(path: long, source: .bytes([2])),
+                                     .init(path: "z", source: .bytes(Array("stored bytes".utf8)), compression: .stored)], to: p)
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: p)))
+            let at = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("stored bytes".utf8)) })
+            bytes[at] ^= 0x20
+            try Data(bytes).write(to: URL(fileURLWithPath: p))
+            return p
+        }, id: "both") { error in
+            guard case .archive(.crcMismatch(_, "z", _, _)) = error else { return false }
+            return true
+        }
+    }
+
     @Test func pathTooLongForTheIndex() throws {
         let long = String(repeating: "d/", count: 255) + "file"
         try refuse({ f in try f.pack("long.zip", id: "long", [long: [1]]) }) { error in

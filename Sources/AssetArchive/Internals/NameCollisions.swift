@@ -24,45 +24,64 @@ enum NameCollisions {
     }
 
     /// Whether `paths` certainly hold no collision, decided in one
-    /// sequential pass with no table — for the archives this package
-    /// writes (sorted by their bytes) of ASCII names without capitals
-    /// (each its own fold), where the tables' look-ups missed the cache at
-    /// every step of a million names. `false` says only "look the long
-    /// way", which then finds and names the first collision.
+    /// sequential pass with no table (``DistinctProof``). `false` says only
+    /// "look the long way", which then finds and names the first collision.
+    static func provablyDistinct(_ paths: [String]) -> Bool {
+        var proof = DistinctProof()
+        for path in paths {
+            proof.add(path)
+            if !proof.holds { return false }
+        }
+        return true
+    }
+
+    /// The proof of ``provablyDistinct(_:)``, fed one name at a time, so a
+    /// walk over a million records needs no array of their names: it keeps
+    /// the last name and a stack of its prefixes, nothing per name.
     ///
+    /// It holds for the archives this package writes (sorted by their bytes)
+    /// of ASCII names without capitals (each its own fold), where the
+    /// tables' look-ups missed the cache at every step of a million names.
     /// In byte order, the names that start with a file's name come right
     /// after it, so a file and a name below it (`a` and `a/b`, or the
     /// directory entry `a/`) meet on a stack of the files that are
     /// prefixes of the current name; distinct names that are their own
     /// folds cannot fold alike.
-    static func provablyDistinct(_ paths: [String]) -> Bool {
-        var previous: [UInt8] = []
-        // The files on the stack are prefixes of `top` of these lengths.
-        var top: [UInt8] = []
-        var lengths: [Int] = []
-        for path in paths {
+    struct DistinctProof {
+        private var previous: [UInt8] = []
+        /// The files on the stack are prefixes of `top` of these lengths.
+        private var top: [UInt8] = []
+        private var lengths: [Int] = []
+        /// Whether every name added so far is certainly distinct; once
+        /// `false`, it stays so and names are no longer looked at.
+        private(set) var holds = true
+
+        /// Adds the next name (a directory entry's ends in `/`).
+        mutating func add(_ path: String) {
+            guard holds else { return }
             var path = path
-            let fine = path.withUTF8 { bytes -> Bool in
-                for byte in bytes where byte >= 0x80 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) { return false }
-                guard previous.isEmpty || previous.lexicographicallyPrecedes(bytes) else { return false }
-                previous.removeAll(keepingCapacity: true)
-                previous.append(contentsOf: bytes)
-                let isDirectory = bytes.last == UInt8(ascii: "/")
-                let name = isDirectory ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes
-                while let length = lengths.last, !(length <= name.count && top.prefix(length).elementsEqual(name.prefix(length))) {
-                    lengths.removeLast()
-                }
-                if let length = lengths.last, length == name.count || name[length] == UInt8(ascii: "/") { return false }
-                if !isDirectory {
-                    top.removeAll(keepingCapacity: true)
-                    top.append(contentsOf: name)
-                    lengths.append(name.count)
-                }
-                return true
-            }
-            guard fine else { return false }
+            let fine = path.withUTF8 { add($0) }
+            holds = fine
         }
-        return true
+
+        private mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            for byte in bytes where byte >= 0x80 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) { return false }
+            guard previous.isEmpty || previous.lexicographicallyPrecedes(bytes) else { return false }
+            previous.removeAll(keepingCapacity: true)
+            previous.append(contentsOf: bytes)
+            let isDirectory = bytes.last == UInt8(ascii: "/")
+            let name = isDirectory ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes
+            while let length = lengths.last, !(length <= name.count && top.prefix(length).elementsEqual(name.prefix(length))) {
+                lengths.removeLast()
+            }
+            if let length = lengths.last, length == name.count || name[length] == UInt8(ascii: "/") { return false }
+            if !isDirectory {
+                top.removeAll(keepingCapacity: true)
+                top.append(contentsOf: name)
+                lengths.append(name.count)
+            }
+            return true
+        }
     }
 
     /// ``check(_:archive:)``; with `collidingHashes` (for tests) every

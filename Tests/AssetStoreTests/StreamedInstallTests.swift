@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+import Testing
+import AssetArchive
+@testable import AssetStore
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The install's index pass walks the members out of the staged archive's
+/// mapping, in a write that reserved its map space first.
+@Suite struct StreamedInstallTests {
+    /// Counts the index write bodies run on this thread while `body` runs
+    /// (installs of other tests run on other threads and are not counted).
+    private func indexWrites(_ body: () throws -> Void) rethrows -> Int {
+        let me = pthread_self()
+        let count = Mutex(0)
+        CrashPoint.setHandler { name in
+            guard pthread_equal(pthread_self(), me) != 0, name.description == "install.index.written" else { return }
+            count.withLock { $0 += 1 }
+        }
+        defer { CrashPoint.setHandler(nil) }
+        try body()
+        return count.withLock { $0 }
+    }
+
+    @Test func aPackIndexesExactlyTheMembersItsDirectoryListsInOneWrite() throws {
+        let f = StoreFixture("streamed")
+        var options = AssetStore.Options()
+        options.initialMapSize = 1 << 20
+        let store = try f.store(options)
+        let count = 15_000
+        var members: [String: [UInt8]] = [:]
+        for i in 0 ..< count { members["D\(i % 37)/Member-\(i).bin"] = [UInt8(i & 0xff), UInt8(i >> 8)] }
+        // Capitals: the names are checked the long way (a second walk that
+        // keeps them); the index pass walks the records all the same.
+        let path = try f.pack("many.zip", id: "many", members, compression: .stored)
+        let listed = try ZipArchive.open(path: path).entries.count
+        #expect(listed == count)
+        var record: PackRecord?
+        let writes = try indexWrites { record = try store.install(packAt: path).record }
+        #expect(writes == 1, "the map was reserved before the write, which then ran once")
+        #expect(record?.memberCount == UInt64(count))
+        let indexed = try store.members(ofPack: "many")
+        #expect(indexed.count == count)
+        #expect(Set(indexed.map(\.path)) == Set(members.keys))
+        #expect(Array(try store.contents(at: "D5/Member-5.bin", inPack: "many")) == [5, 0])
+        #expect(Array(try store.contents(at: "D13/Member-14443.bin", inPack: "many")) == [UInt8(14443 & 0xff), UInt8(14443 >> 8)])
+        #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)
+    }
+
+    /// Held (the pack is small enough: the later passes go over the first
+    /// walk's entries) and walked (each pass reads the records again): the
+    /// same members indexed, and the same refusal of a bad key, either way.
+    @Test(arguments: [131_072, 0, 999, 1_000])
+    func heldOrWalkedTheIndexIsTheSame(holding: Int) throws {
+        let f = StoreFixture("streamed-held-\(holding)")
+        var options = AssetStore.Options()
+        options.installHeldMembers = holding
+        let store = try f.store(options)
+        let paths = (0 ..< 1_000).map { "m/\(String($0 + 10_000)).bin" }
+        let p = f.root + "/held.zip"
+        try ArchiveWriter.write(paths.map { .init(path: $0, source: .bytes(Array($0.utf8)), compression: .stored) }, to: p)
+        let record = try store.install(packAt: p, id: "held").record
+        #expect(record.memberCount == 1_000)
+        #expect(try store.members(ofPack: "held").map(\.path) == paths)
+        #expect(Array(try store.contents(at: "m/10999.bin", inPack: "held")) == Array("m/10999.bin".utf8))
+        #expect(try store.verify(options: .init(deep: true)).findings.isEmpty)
+        // A damaged member is refused the same way whichever pass reads it.
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: p)))
+        let at = try #require(ZipArchive.open(path: p).entries.first { $0.path == "m/10500.bin" }).dataOffset
+        bytes[Int(at)] ^= 0xff
+        let bad = f.root + "/bad.zip"
+        try Data(bytes).write(to: URL(fileURLWithPath: bad))
+        #expect {
+            try store.install(packAt: bad, id: "held")
+        } throws: { error in
+            guard case StoreError.archive(.crcMismatch(_, let member, _, _)) = error else { return false }
+            return member == "m/10500.bin"
+        }
+        #expect(try store.packRecord("held")?.sha256 == record.sha256)
+    }
+
+    @Test func aSortedPackIndexesAndVerifiesWalkingInOrder() throws {
+        let f = StoreFixture("streamed-sorted")
+        let store = try f.store()
+        let paths = (0 ..< 3_000).map { "a/\(String($0 + 10_000))" }
+        let p = f.root + "/sorted.zip"
+        try ArchiveWriter.write(paths.map { .init(path: $0, source: .bytes(Array($0.utf8)), compression: .stored) }, to: p)
+        try store.install(packAt: p, id: "sorted")
+        #expect(try store.members(ofPack: "sorted").map(\.path) == paths)
+        #expect(Array(try store.contents(at: "a/12999", inPack: "sorted")) == Array("a/12999".utf8))
+        let report = try store.verify(options: .init(deep: true))
+        #expect(report.findings.isEmpty)
+        #expect(report.membersChecked == 3_000)
+    }
+}
