@@ -18,13 +18,23 @@ package enum CrashPoint {
     /// Whether a handler is installed: the only thing an un-hooked point
     /// reads. Relaxed is enough: the handler itself is read under the lock.
     private static let armed = Atomic<Bool>(false)
-    private static let handler = Mutex<Handler?>(nil)
+    /// The handler, in a box: a function value kept in the generic `Mutex`
+    /// directly is re-wrapped in reabstraction thunks each time `withLock`
+    /// hands it out and takes it back, so that after tens of thousands of
+    /// points it was a chain of thunks whose release overflowed the stack.
+    private static let handler = Mutex<Box?>(nil)
+
+    private final class Box: Sendable {
+        let call: Handler
+        init(_ call: @escaping Handler) { self.call = call }
+    }
 
     /// Installs `handler`, called with the point's name every time a point
     /// is passed, on the thread passing it; `nil` removes it. For test
     /// programs only.
     package static func setHandler(_ handler: Handler?) {
-        self.handler.withLock { $0 = handler }
+        let box = handler.map(Box.init)
+        self.handler.withLock { $0 = box }
         armed.store(handler != nil, ordering: .relaxed)
     }
 
@@ -39,6 +49,6 @@ package enum CrashPoint {
     private static func report(_ name: StaticString) {
         // Called outside the lock: the handler may not return (it kills).
         let current = handler.withLock { $0 }
-        current?(name)
+        current?.call(name)
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 
 /// The install's index pass walks the members out of the staged archive's
 /// mapping, in a write that reserved its map space first.
-@Suite struct StreamedInstallTests {
+@Suite(.serialized) struct StreamedInstallTests {
     /// Counts the index write bodies run on this thread while `body` runs
     /// (installs of other tests run on other threads and are not counted).
     private func indexWrites(_ body: () throws -> Void) rethrows -> Int {
@@ -80,6 +80,29 @@ import Glibc
             return member == "m/10500.bin"
         }
         #expect(try store.packRecord("held")?.sha256 == record.sha256)
+    }
+
+    /// A handler that has seen hundreds of thousands of points is released
+    /// like any other: it was kept re-wrapped in a thunk per point, and its
+    /// release recursed once per wrapping until the stack overflowed (a
+    /// crash of the whole test process when an install ran on a worker
+    /// thread while a handler was set).
+    @Test func aHandlerThatSawManyPointsIsReleasedWithoutRecursion() throws {
+        let seen = Mutex(0)
+        CrashPoint.setHandler { _ in seen.withLock { $0 += 1 } }
+        for _ in 0 ..< 300_000 { CrashPoint.hit("test.point") }
+        // Released on a thread with a small stack, as a worker's is.
+        let done = Mutex(false)
+        let thread = Thread {
+            CrashPoint.setHandler(nil)
+            done.withLock { $0 = true }
+        }
+        thread.stackSize = 256 << 10
+        thread.start()
+        let deadline = Date().addingTimeInterval(60)
+        while !done.withLock({ $0 }) && Date() < deadline { usleep(1000) }
+        #expect(done.withLock { $0 })
+        #expect(seen.withLock { $0 } == 300_000)
     }
 
     @Test func aSortedPackIndexesAndVerifiesWalkingInOrder() throws {
