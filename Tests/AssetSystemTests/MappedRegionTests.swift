@@ -14,9 +14,12 @@ import TestSupport
         region.advise(.willNeed, range: 100..<200)
     }
 
-    /// Whether `/proc/self/maps` shows a mapping of `path`.
+    /// Whether `/proc/self/maps` shows a mapping of `path`, read to its end
+    /// with `read` calls (a file of size 0: under the whole suite in
+    /// parallel, Foundation's `String(contentsOfFile:)` of it came back
+    /// without mappings that were there).
     static func isMapped(_ path: String) throws -> Bool {
-        try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains(path)
+        String(decoding: try FileDescriptor.open("/proc/self/maps").readToEnd(), as: UTF8.self).contains(path)
     }
 
     /// A large mapping marked for the background is gone soon after its
