@@ -154,11 +154,14 @@ extension DescriptorDaemon {
         }
     }
 
-    /// The success carrying `d` (and its file's size).
+    /// The success carrying `d` (and its file's size: a sealed memory file
+    /// holds exactly the member; an archive's is asked of the file).
     private func success(_ d: consuming MemberDescriptor) -> Outgoing {
-        let size: Int64
-        do { size = try d.descriptor.status().size } catch {
-            return Outgoing(DaemonReply.failure(for: AssetPackError(error)))
+        var size = d.length
+        if d.source != .memory {
+            do { size = try d.descriptor.status().size } catch {
+                return Outgoing(DaemonReply.failure(for: AssetPackError(error)))
+            }
         }
         let bytes = DaemonReply.success(offset: d.offset, length: d.length, size: size, source: d.source, crc32: d.crc32)
         return Outgoing(bytes, passing: FileDescriptor(adopting: d.take()))

@@ -171,11 +171,20 @@ struct StreamedPack: Sendable {
     /// from the mapping (its pages dropped behind the walk). Each call walks
     /// from the first member.
     func forEachMember(_ body: (ArchiveEntry) throws(StoreError) -> Void) throws(StoreError) {
+        try Self.forEach(held, of: directory, in: mapping.region.bytes, body)
+    }
+
+    /// Hands `body` the `held` entries, or, without them, every member of
+    /// `directory` read again from `bytes` (pages dropped behind the walk).
+    private static func forEach(
+        _ held: [ArchiveEntry]?, of directory: ZipDirectory, in bytes: UnsafeRawBufferPointer,
+        _ body: (ArchiveEntry) throws(StoreError) -> Void
+    ) throws(StoreError) {
         if let held {
             for entry in held { try body(entry) }
             return
         }
-        var entries = directory.entries(in: mapping.region.bytes, releasingPages: true)
+        var entries = directory.entries(in: bytes, releasingPages: true)
         while true {
             let entry: ArchiveEntry?
             do { entry = try entries.next() } catch { throw .archive(error) }
@@ -221,27 +230,12 @@ struct StreamedPack: Sendable {
         var keyProblem: (path: String, reason: StoreError.PathProblem)?
         var meter = ProgressMeter.install(.validating, total: directory.storedSize, reportingTo: progress)
         var behind = ReadBehind(mapping: bytes)
-        var entries = held == nil ? directory.entries(in: bytes, releasingPages: true) : nil
-        var next = 0
-        do throws(ArchiveError) {
-            while true {
-                let entry: ArchiveEntry
-                if let held {
-                    guard next < held.count else { break }
-                    entry = held[next]
-                    next += 1
-                } else {
-                    guard let read = try entries!.next() else { break }
-                    entry = read
-                }
-                try ZipArchive.verify(entry, in: bytes, archive: path, readBehind: &behind)
-                meter?.advance(by: entry.compressedSize)
-                if keyProblem == nil, let id, let problem = IndexSchema.keyProblem(pack: id, path: entry.path) {
-                    keyProblem = (entry.path, problem)
-                }
+        try forEach(held, of: directory, in: bytes) { (entry) throws(StoreError) in
+            do throws(ArchiveError) { try ZipArchive.verify(entry, in: bytes, archive: path, readBehind: &behind) } catch { throw .archive(error) }
+            meter?.advance(by: entry.compressedSize)
+            if keyProblem == nil, let id, let problem = IndexSchema.keyProblem(pack: id, path: entry.path) {
+                keyProblem = (entry.path, problem)
             }
-        } catch {
-            throw .archive(error)
         }
         behind.finish(at: bytes.count)
         meter?.finish()

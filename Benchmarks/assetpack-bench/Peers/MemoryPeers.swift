@@ -73,12 +73,16 @@ final class EchoSocket {
         close(client)
     }
 
-    /// Echoes every byte `fd` sends until its end of file.
-    static func serve(_ fd: Int32) {
+    /// Echoes every byte `fd` sends until its end of file; returns how many.
+    @discardableResult
+    static func serve(_ fd: Int32) -> Int {
+        var count = 0
         var byte: UInt8 = 0
         while read(fd, &byte, 1) == 1 {
             if write(fd, &byte, 1) != 1 { break }
+            count += 1
         }
+        return count
     }
 
     /// What the echo worker reports: the bytes it echoed.
@@ -98,12 +102,7 @@ final class EchoSocket {
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         let fd = accept(listener, nil, nil)
         guard fd >= 0 else { throw PeerError("accept: errno \(errno)") }
-        var count = 0
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1 {
-            if write(fd, &byte, 1) != 1 { break }
-            count += 1
-        }
+        let count = serve(fd)
         close(fd)
         FileHandle.standardOutput.write(try JSONEncoder().encode(EchoReport(bytes: count)))
     }
