@@ -138,8 +138,9 @@ public final class DescriptorDaemon: Sendable {
     let downloads: Downloads
 
     /// Descriptors kept for the daemon's own work (the index, archives
-    /// being opened, memory files being made, standard streams, the reserve).
-    static let descriptorsForWork = 32
+    /// being opened, memory files being made, standard streams, the reserve,
+    /// the store's empty memory files made ahead and dropped ones not yet closed).
+    static let descriptorsForWork = 32 + MemoryFileCache.descriptorsAhead
 
     struct Control: ~Copyable {
         var stopping = false

@@ -60,16 +60,20 @@ extension AssetStore {
         return MemberDescriptor(descriptor: fd, offset: 0, length: file.length, source: .memory, crc32: file.crc32, memoryFile: file.id)
     }
 
-    /// A new sealed memfd holding the member, inflated (or copied) into it.
+    /// A new sealed memfd holding the member, inflated (or copied) into it:
+    /// one of ``MemoryFileCache/pool``'s, taken once the member's bytes are
+    /// in hand (up to ``MemoryFile/bufferedLimit``), so a damaged member
+    /// costs none.
     private func makeMemoryFile(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> FileDescriptor {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count) else {
             throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
         }
         let entry = record.entry(path: path)
+        let pool = memoryFiles.pool
         do {
-            return try MemoryFile.sealed(name: path, count: Int(record.size)) { (buffer) throws(ArchiveError) in
-                try ZipArchive.extract(entry, from: map.bytes, into: buffer, archive: pack)
+            return try MemoryFile.sealed(count: Int(record.size), in: { () throws(Errno) in try pool.take() }) {
+                (buffer) throws(ArchiveError) in try ZipArchive.extract(entry, from: map.bytes, into: buffer, archive: pack)
             }
         } catch {
             switch error {

@@ -63,7 +63,10 @@ public final class AssetStore: Sendable {
         public var limits: PackLimits?
         /// How many bytes and files of sealed memory files (deflated members,
         /// standalone members) this store keeps to hand out again
-        /// (``memoryFiles``). Each kept file holds a descriptor.
+        /// (``memoryFiles``). Each kept file holds a descriptor; once a
+        /// memory file has been handed out, the store also holds up to
+        /// ``MemoryFileCache/descriptorsAhead`` more (empty files made ahead,
+        /// dropped ones waiting to be closed in a batch).
         public var memoryFileCache = MemoryFileCache.Limits(bytes: 64 << 20, files: 128)
         /// Up to how many members an install holds the entries the checks
         /// read, so that the data and index passes walk them instead of
