@@ -53,6 +53,8 @@ let package = Package(
                        providers: [.apt(["libzip-dev"])]),
         // PhysicsFS, what C games read ZIP archives with (Debian ships no physfs.pc).
         .systemLibrary(name: "CPhysFS", path: "Benchmarks/CPhysFS", providers: [.apt(["libphysfs-dev"])]),
+        // sched_setaffinity for the harness (glibc declares it under _GNU_SOURCE only).
+        .systemLibrary(name: "CSched", path: "Benchmarks/CSched"),
         .executableTarget(
             name: "assetpack-bench",
             dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem", "AssetDelivery",
@@ -60,7 +62,7 @@ let package = Package(
                            // nginx and `assetpack serve` as processes, curl as their client.
                            "TestSupport",
                            // small-read through libassetpacks' C API, and PhysicsFS as a peer.
-                           "AssetPacksC", "CPhysFS"],
+                           "AssetPacksC", "CPhysFS", "CSched"],
             path: "Benchmarks/assetpack-bench"),
 
         // What the test targets share: temporary directories, running other

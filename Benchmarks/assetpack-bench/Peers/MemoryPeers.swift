@@ -60,6 +60,12 @@ final class EchoSocket {
         echo = .process(worker)
     }
 
+    /// The echo's process, for one in another process.
+    var processID: Int32? {
+        if case .process(let worker) = echo { return worker.pid }
+        return nil
+    }
+
     deinit {
         // The echo reads end of file and returns; then both ends close.
         shutdown(client, Int32(SHUT_RDWR))

@@ -116,11 +116,11 @@ enum DescriptorScenario {
         return results
     }
 
-    /// "first handout = N× the `floor` alone", from the p50s.
-    static func floorNote(_ measurements: [Measurement], floor: String) -> String {
+    /// "first handout = N× the `floor` alone" (or `what` = …), from the p50s.
+    static func floorNote(_ measurements: [Measurement], floor: String, what: String = "first handout") -> String {
         guard let ours = measurements.first(where: { $0.contender == "assetpacks" })?.p50,
               let alone = measurements.first(where: { $0.contender == floor })?.p50, alone > 0 else { return "no \(floor) figure" }
-        return "first handout = \(Format.ratio(ours / alone)) the \(floor) alone (p50 \(Format.duration(ours)) vs \(Format.duration(alone)))"
+        return "\(what) = \(Format.ratio(ours / alone)) the \(floor) alone (p50 \(Format.duration(ours)) vs \(Format.duration(alone)))"
     }
 }
 
@@ -157,6 +157,7 @@ extension DescriptorScenario {
             Contender("unix-socket-process", UnixSocketRoundTrips(
                 socket: try EchoSocket(process: currentExecutable(), directory: NSTemporaryDirectory()), count: size)),
         ], items: batches, plan: plan, seed: 0xD5)
+        let placed = try placedDaemonCases(daemon, stored, plan)
         let idle = try DaemonIdleClients.measure(daemon, socketPath: stored.container.daemonSocketPath)
         let perMember = viaBatches.first { $0.contender == "assetpacks" }.map { Format.duration($0.p50 / Double(size)) } ?? "–"
         return [
@@ -171,7 +172,42 @@ extension DescriptorScenario {
                 summary: "\(size) stored members' descriptors from `assetpack daemon` per operation: assetpacks one batch request "
                     + "(`descriptors(for:)`, one reply per member); one-by-one: \(size) requests in turn; unix-socket(-process): \(size) one-byte round trips to an echo thread (process)",
                 measurements: viaBatches, notes: ["per member in a batch: \(perMember) (p50 / \(size))"]),
-        ]
+        ] + placed
+    }
+
+    /// `descriptor/daemon-one-cpu` and `descriptor/daemon-two-cpus`: the
+    /// daemon against a round trip to an echo process with both servers
+    /// placed alike (``Affinity``): on the client's CPU, then on another.
+    /// Empty on a machine of one CPU.
+    static func placedDaemonCases(_ daemon: DaemonProcess, _ stored: SmallDataset, _ plan: Plan) throws -> [ScenarioResult] {
+        let all = Affinity.allowed()
+        guard all.count >= 2 else { return [] }
+        let client = AssetPackClient(socketPath: stored.container.daemonSocketPath)
+        let echo = try EchoSocket(process: currentExecutable(), directory: NSTemporaryDirectory())
+        guard let echoPID = echo.processID else { return [] }
+        let size = DaemonBatchHandout.size
+        var results: [ScenarioResult] = []
+        for (label, server, words) in [("one-cpu", all[0], "all on one CPU"), ("two-cpus", all[1], "the client on one CPU, the daemon and the echo on another")] {
+            let (single, batch) = try Affinity.placed(client: all[0], server: server, servers: [daemon.pid, echoPID], all: all) {
+                (try Competition.run([
+                    Contender("assetpacks", DaemonHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+                    Contender("unix-socket-process", UnixSocketRoundTrip(socket: echo)),
+                ], items: stored.members.count, plan: plan, seed: 0xD8),
+                 try Competition.run([
+                    Contender("assetpacks", DaemonBatchHandout(client: client, pack: stored.packID, paths: stored.members.paths)),
+                    Contender("unix-socket-process", UnixSocketRoundTrips(socket: echo, count: size)),
+                 ], items: stored.members.count / size, plan: plan, seed: 0xD9))
+            }
+            results.append(ScenarioResult(
+                name: "descriptor/daemon-\(label)",
+                summary: "as `descriptor/daemon`, placed with `sched_setaffinity`: \(words); unix-socket-process: a one-byte round trip to an echo process placed as the daemon",
+                measurements: single, notes: [floorNote(single, floor: "unix-socket-process", what: "handout through the daemon")]))
+            results.append(ScenarioResult(
+                name: "descriptor/daemon-batch-\(label)",
+                summary: "as `descriptor/daemon-batch` (\(size) members in one request), placed as `descriptor/daemon-\(label)`; unix-socket-process: \(size) round trips to the echo process",
+                measurements: batch, notes: [floorNote(batch, floor: "unix-socket-process", what: "batch of \(size)")]))
+        }
+        return results
     }
 }
 

@@ -104,12 +104,15 @@ enum ReadersScenario {
 
     /// "N chunks: P preempted, B blocked, F with a major fault, C none of
     /// these; off-CPU time covers the slowest batch in K; at most X of a
-    /// slow batch not accounted for by time off the CPU".
+    /// slow batch not accounted for by time off the CPU; run delay covers it
+    /// in W, the host's steal in S (most steal Y)".
     static func describe(_ s: Workers.SlowChunks) -> String {
         guard s.chunks > 0 else { return "none" }
         return "\(s.chunks) chunk(s): \(s.preempted) preempted by the scheduler, \(s.blocked) blocked, "
             + "\(s.majorFaults) with a major page fault, \(s.onCPU) none of these; "
             + "time off the CPU at least the slow batch in \(s.offCPUCovers); "
-            + "at most \(Format.duration(Double(s.unexplained))) of a slow batch spent on the CPU"
+            + "at most \(Format.duration(Double(s.unexplained))) of a slow batch spent on the CPU; "
+            + "waiting for a CPU at least the slow batch in \(s.waitCovers), the host's steal at least the slow batch in \(s.stealCovers) "
+            + "(most steal in a slow chunk \(Format.duration(Double(s.stolen))))"
     }
 }

@@ -17,6 +17,9 @@ final class WorkerProcess {
         try process.run()
     }
 
+    /// The worker's process ID.
+    var pid: Int32 { process.processIdentifier }
+
     /// Waits for the worker's `ready` line.
     func waitUntilReady() throws {
         let fd = output.fileHandleForReading.fileDescriptor

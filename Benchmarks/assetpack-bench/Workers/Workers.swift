@@ -48,11 +48,43 @@ enum Workers {
         /// not account for (slowest batch − off-CPU time, at least 0), ns:
         /// an upper bound on a stall spent running.
         var unexplained: UInt64 = 0
+        /// Chunks whose time waiting for a CPU while runnable (the
+        /// scheduler's run delay, `/proc/thread-self/schedstat`) was at
+        /// least their slowest batch.
+        var waitCovers = 0
+        /// Chunks without a voluntary switch whose time neither running
+        /// nor waiting for a CPU was at least their slowest batch: time
+        /// the host took the vCPU away while the thread ran on it. With
+        /// `CONFIG_PARAVIRT_TIME_ACCOUNTING` a task's run time leaves out
+        /// steal, so wall − run time − run delay is the steal (or time
+        /// asleep, which a chunk without a voluntary switch has none of).
+        var stealCovers = 0
+        /// The most steal (as above) seen in one slow chunk, ns.
+        var stolen: UInt64 = 0
 
         mutating func merge(_ other: SlowChunks) {
             chunks += other.chunks; preempted += other.preempted; blocked += other.blocked
             majorFaults += other.majorFaults; onCPU += other.onCPU; offCPUCovers += other.offCPUCovers
             unexplained = max(unexplained, other.unexplained)
+            waitCovers += other.waitCovers; stealCovers += other.stealCovers; stolen = max(stolen, other.stolen)
+        }
+    }
+
+    /// The calling thread's run time and run delay in nanoseconds, from
+    /// `/proc/thread-self/schedstat` (kept open, read again at offset 0).
+    private final class SchedStat {
+        private let fd: Int32
+
+        init() { fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) }
+        deinit { if fd >= 0 { close(fd) } }
+
+        /// (run time, time runnable but waiting for a CPU), or zeros.
+        func now() -> (run: UInt64, delay: UInt64) {
+            var buffer = [UInt8](repeating: 0, count: 96)
+            let n = fd < 0 ? -1 : pread(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { return (0, 0) }
+            let fields = buffer[..<n].split(separator: UInt8(ascii: " ")).prefix(2).map { UInt64(String(decoding: $0, as: UTF8.self)) ?? 0 }
+            return fields.count == 2 ? (fields[0], fields[1]) : (0, 0)
         }
     }
 
@@ -123,6 +155,7 @@ enum Workers {
         var longest: UInt64 = 0
         var over2ms = 0
         var slow = SlowChunks()
+        let schedstat = SchedStat()
         var untimedOps = 0
         var untimedNs: UInt64 = 0
         let deadline = Clock.now() + UInt64(seconds * 1e9)
@@ -134,6 +167,7 @@ enum Workers {
                 let slice = UnsafeBufferPointer(rebasing: all[at ..< at + chunk])
                 if timed {
                     let before = ThreadUse.now()
+                    let scheduledBefore = schedstat.now()
                     let began = Clock.now()
                     let slowest = try Contender.batches(&op, slice, batch: batch, into: &histogram)
                     longest = max(longest, slowest)
@@ -141,7 +175,17 @@ enum Workers {
                         over2ms += 1
                         let ended = Clock.now()
                         let after = ThreadUse.now()
+                        let scheduledAfter = schedstat.now()
                         slow.chunks += 1
+                        let wall = ended &- began
+                        let run = scheduledAfter.run &- scheduledBefore.run
+                        let delay = scheduledAfter.delay &- scheduledBefore.delay
+                        if delay >= slowest { slow.waitCovers += 1 }
+                        if after.voluntary == before.voluntary, run > 0 {
+                            let steal = wall > run &+ delay ? wall - run - delay : 0
+                            slow.stolen = max(slow.stolen, steal)
+                            if steal >= slowest { slow.stealCovers += 1 }
+                        }
                         let off = (ended &- began) > (after.cpu &- before.cpu) ? (ended &- began) - (after.cpu &- before.cpu) : 0
                         if off >= slowest { slow.offCPUCovers += 1 }
                         slow.unexplained = max(slow.unexplained, slowest > off ? slowest - off : 0)
