@@ -53,6 +53,7 @@ enum ReadersScenario {
         var longest: [UInt64] = [0, 0, 0]
         var over2ms = [0, 0, 0]
         var slow = [Workers.SlowChunks](repeating: .init(), count: 3)
+        var timed: [(chunks: Int, minorFaults: Int)] = [(0, 0), (0, 0), (0, 0)]
         var installs = 0
         var installSeconds = 0.0
         for round in 0 ..< s.readerRounds {
@@ -74,6 +75,8 @@ enum ReadersScenario {
                     longest[phase] = max(longest[phase], r.longest)
                     over2ms[phase] += r.over2ms
                     slow[phase].merge(r.slow)
+                    timed[phase].chunks += r.timedChunks
+                    timed[phase].minorFaults += r.timedMinorFaults
                     histograms[phase].merge(Histogram(sparse: r.histogram))
                 }
                 if let installer {
@@ -98,7 +101,9 @@ enum ReadersScenario {
                                    "longest timed batch of \(batches[2]) read(s) while installing: \(Format.duration(Double(longest[2])))"
                                    + " (\(over2ms[2]) over 2 ms); idle: \(Format.duration(Double(longest[0]))) (\(over2ms[0]) over 2 ms)",
                                    "what the reader went through in the timed chunks of 4,096 reads holding a batch over 2 ms — while installing: "
-                                   + Self.describe(slow[2]) + "; idle: " + Self.describe(slow[0])]),
+                                   + Self.describe(slow[2]) + "; idle: " + Self.describe(slow[0]),
+                                   "minor page faults per timed chunk — while installing: " + Self.faults(slow[2], timed[2])
+                                   + "; idle: " + Self.faults(slow[0], timed[0])]),
         ]
     }
 
@@ -106,6 +111,13 @@ enum ReadersScenario {
     /// these; off-CPU time covers the slowest batch in K; at most X of a
     /// slow batch not accounted for by time off the CPU; run delay covers it
     /// in W, the host's steal in S (most steal Y)".
+    /// "F on average, S on average in the slow chunks (at most M)".
+    static func faults(_ s: Workers.SlowChunks, _ timed: (chunks: Int, minorFaults: Int)) -> String {
+        let all = timed.chunks > 0 ? Format.fixed(Double(timed.minorFaults) / Double(timed.chunks), decimals: 1) : "–"
+        guard s.chunks > 0 else { return "\(all) on average, no slow chunk" }
+        return "\(all) on average, \(Format.fixed(Double(s.minorFaults) / Double(s.chunks), decimals: 1)) in the slow ones (at most \(s.mostMinorFaults))"
+    }
+
     static func describe(_ s: Workers.SlowChunks) -> String {
         guard s.chunks > 0 else { return "none" }
         return "\(s.chunks) chunk(s): \(s.preempted) preempted by the scheduler, \(s.blocked) blocked, "

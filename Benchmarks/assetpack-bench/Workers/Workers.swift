@@ -26,6 +26,9 @@ enum Workers {
         /// What the reader's thread went through in the timed chunks
         /// (4,096 reads) that held a batch over 2 ms: ``SlowChunks``.
         var slow: SlowChunks
+        /// Timed chunks, and the minor page faults taken in all of them.
+        var timedChunks = 0
+        var timedMinorFaults = 0
     }
 
     /// The timed chunks holding a batch over 2 ms, by what the reader's
@@ -61,12 +64,19 @@ enum Workers {
         var stealCovers = 0
         /// The most steal (as above) seen in one slow chunk, ns.
         var stolen: UInt64 = 0
+        /// Minor page faults the thread took in the slow chunks, all of
+        /// them, and the most in one. (A first touch of memory the host has
+        /// taken back — free page reporting, a balloon — costs the host's
+        /// fault as well, which the guest sees as time on the CPU.)
+        var minorFaults = 0
+        var mostMinorFaults = 0
 
         mutating func merge(_ other: SlowChunks) {
             chunks += other.chunks; preempted += other.preempted; blocked += other.blocked
             majorFaults += other.majorFaults; onCPU += other.onCPU; offCPUCovers += other.offCPUCovers
             unexplained = max(unexplained, other.unexplained)
             waitCovers += other.waitCovers; stealCovers += other.stealCovers; stolen = max(stolen, other.stolen)
+            minorFaults += other.minorFaults; mostMinorFaults = max(mostMinorFaults, other.mostMinorFaults)
         }
     }
 
@@ -93,13 +103,14 @@ enum Workers {
         var involuntary: Int
         var voluntary: Int
         var majorFaults: Int
+        var minorFaults: Int
         var cpu: UInt64
 
         static func now() -> ThreadUse {
             var u = rusage()
             getrusage(1 /* RUSAGE_THREAD */, &u)
             let ns = { (t: timeval) in UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_usec) * 1000 }
-            return ThreadUse(involuntary: u.ru_nivcsw, voluntary: u.ru_nvcsw, majorFaults: u.ru_majflt,
+            return ThreadUse(involuntary: u.ru_nivcsw, voluntary: u.ru_nvcsw, majorFaults: u.ru_majflt, minorFaults: u.ru_minflt,
                              cpu: ns(u.ru_utime) + ns(u.ru_stime))
         }
     }
@@ -156,6 +167,8 @@ enum Workers {
         var over2ms = 0
         var slow = SlowChunks()
         let schedstat = SchedStat()
+        var timedChunks = 0
+        var timedMinorFaults = 0
         var untimedOps = 0
         var untimedNs: UInt64 = 0
         let deadline = Clock.now() + UInt64(seconds * 1e9)
@@ -170,11 +183,13 @@ enum Workers {
                     let scheduledBefore = schedstat.now()
                     let began = Clock.now()
                     let slowest = try Contender.batches(&op, slice, batch: batch, into: &histogram)
+                    let ended = Clock.now()
+                    let after = ThreadUse.now()
+                    timedChunks += 1
+                    timedMinorFaults += after.minorFaults - before.minorFaults
                     longest = max(longest, slowest)
                     if slowest > 2_000_000 {
                         over2ms += 1
-                        let ended = Clock.now()
-                        let after = ThreadUse.now()
                         let scheduledAfter = schedstat.now()
                         slow.chunks += 1
                         let wall = ended &- began
@@ -192,6 +207,8 @@ enum Workers {
                         let preempted = after.involuntary > before.involuntary
                         let blocked = after.voluntary > before.voluntary
                         let faulted = after.majorFaults > before.majorFaults
+                        slow.minorFaults += after.minorFaults - before.minorFaults
+                        slow.mostMinorFaults = max(slow.mostMinorFaults, after.minorFaults - before.minorFaults)
                         if preempted { slow.preempted += 1 }
                         if blocked { slow.blocked += 1 }
                         if faulted { slow.majorFaults += 1 }
@@ -206,7 +223,8 @@ enum Workers {
             }
         }
         try report(ReaderReport(ops: untimedOps, seconds: Double(untimedNs) / 1e9, batch: batch, histogram: histogram.sparse,
-                                longest: longest, over2ms: over2ms, slow: slow))
+                                longest: longest, over2ms: over2ms, slow: slow,
+                                timedChunks: timedChunks, timedMinorFaults: timedMinorFaults))
     }
 
     /// Installs the given pack files in turn, as updates of `pack`, until
