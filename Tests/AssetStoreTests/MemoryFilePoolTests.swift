@@ -10,28 +10,13 @@ import TestSupport
 /// holds and when they close; and the files the cache drops, closed in
 /// batches on its background queue.
 @Suite struct MemoryFilePoolTests {
-    /// The memory files this process holds open, by what `/proc/self/fd`
-    /// links them to ("/memfd:NAME (deleted)"): each descriptor's size.
-    static func memoryFiles() -> [(link: String, size: Int64)] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.compactMap { name in
-            let path = "/proc/self/fd/" + name
-            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: path), link.hasPrefix("/memfd:") else { return nil }
-            var st = stat()
-            guard stat(path, &st) == 0 else { return nil }
-            return (link, Int64(st.st_size))
-        }
-    }
-
     /// Descriptors of memory files named `name`.
     static func descriptors(named name: String) -> Int {
-        memoryFiles().filter { $0.link == "/memfd:\(name) (deleted)" }.count
+        MemoryFileFailureTests.memoryFiles().filter { $0.link == "/memfd:\(name) (deleted)" }.count
     }
 
     /// Memory files of exactly `size` bytes (sizes the tests make unique).
-    static func descriptors(ofSize size: Int64) -> Int {
-        memoryFiles().filter { $0.size == size }.count
-    }
+    static func descriptors(ofSize size: Int64) -> Int { MemoryFileFailureTests.descriptors(ofSize: size) }
 
     /// Waits for `pool` to be full again after a take.
     static func waitForFull(_ pool: MemoryFilePool) -> Bool {
