@@ -100,20 +100,20 @@ public final class MemoryFileCache: Sendable {
         var oldest: UInt64 = 0
         /// Files dropped to make room, to be closed in one batch.
         var closing: [File] = []
-        var closingBytes: Int64 = 0
 
         /// Moves `dropped` to ``closing`` and returns the batch to close
         /// now, if it is full.
         mutating func deferClose(_ dropped: [File]) -> [File] {
             closing += dropped
-            closingBytes += dropped.reduce(0) { $0 + $1.length }
-            guard closing.count >= MemoryFileCache.closeBatch || closingBytes >= limits.bytes / 16 else { return [] }
+            // At most a batch of files: summing their lengths is cheaper than keeping a sum right.
+            let bytes = closing.reduce(0) { $0 + $1.length }
+            guard closing.count >= MemoryFileCache.closeBatch || bytes >= limits.bytes / 16 else { return [] }
             return takeClosing()
         }
 
         /// The dropped files not closed yet, to close now.
         mutating func takeClosing() -> [File] {
-            defer { closing = []; closingBytes = 0 }
+            defer { closing = [] }
             return closing
         }
 
