@@ -64,7 +64,7 @@ extension AssetPackManager {
     ///
     /// The download resumes a partial one the journal records, is checked
     /// (size, SHA-256) as it arrives and installed through the same path as
-    /// ``installPack(at:id:progress:)``. Callers in this and other processes
+    /// ``installPack(at:id:priority:progress:)``. Callers in this and other processes
     /// asking for one pack at once share one download: the others wait for
     /// it, then find the pack installed.
     ///

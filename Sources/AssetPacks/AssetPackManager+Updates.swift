@@ -76,7 +76,7 @@ extension AssetPackManager {
     /// - every installed pack that came from this catalog (downloaded from
     ///   its directory: the pack records the catalog's version and the URL)
     ///   and that the catalog no longer lists is removed as obsolete. A pack
-    ///   installed by hand (`assetpack install`, ``installPack(at:id:progress:)``),
+    ///   installed by hand (`assetpack install`, ``installPack(at:id:priority:progress:)``),
     ///   or downloaded from another catalog or an absolute URL elsewhere, is
     ///   never removed: the catalog could not bring it back.
     ///

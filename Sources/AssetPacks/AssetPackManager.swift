@@ -168,7 +168,7 @@ public final class AssetPackManager: Sendable {
         try engine { () throws(StoreError) in try store.allPackRecords() }.map(AssetPack.init)
     }
 
-    /// What ``installPack(at:id:progress:)`` did.
+    /// What ``installPack(at:id:priority:progress:)`` did.
     public struct InstallResult: Sendable, Hashable {
         /// What changed in the container.
         public enum Change: String, Sendable, Hashable {
@@ -193,17 +193,24 @@ public final class AssetPackManager: Sendable {
     ///   - path: the pack file.
     ///   - id: the ID for a plain ZIP that records no manifest (default: the
     ///     file name without its extension).
-    ///   - progress: called as the file is copied, validated and indexed.
+    ///   - priority: `.background` to run the install on a thread of its
+    ///     own that gives way to every other thread (``WorkPriority``);
+    ///     the call waits for it either way.
+    ///   - progress: called as the file is copied, validated and indexed
+    ///     (with `.background`, on the install's thread).
     /// - Throws: `.badArchive` for a malformed or damaged file,
     ///   `.limitExceeded` for one whose members declare more than
     ///   ``limits()`` allow (nothing installed changes, and in the second case
     ///   nothing is inflated), `.notAFile`, `.invalidPackID`, `.invalidPath`,
     ///   `.lockTimeout`, `.system`.
     @discardableResult
-    public func installPack(at path: String, id: String? = nil,
+    public func installPack(at path: String, id: String? = nil, priority: WorkPriority = .normal,
                             progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> InstallResult {
         let report = progress.map { progress in { (p: InstallProgress) in progress(AssetPackProgress(p)) } }
-        let outcome = try engine { () throws(StoreError) in try store.install(packAt: path, id: id, progress: report) }
+        let install = { () throws(AssetPackError) in
+            try engine { () throws(StoreError) in try self.store.install(packAt: path, id: id, progress: report) }
+        }
+        let outcome = priority == .background ? try BackgroundWork.run(install) : try install()
         let change: InstallResult.Change
         switch outcome.change {
         case .installed: change = .installed
@@ -213,18 +220,31 @@ public final class AssetPackManager: Sendable {
         return InstallResult(pack: AssetPack(outcome.record), change: change)
     }
 
-    /// Installs the pack file at a `file:` URL. See ``installPack(at:id:progress:)``.
+    /// How an install competes for the CPU with the rest of the machine.
+    public enum WorkPriority: Sendable {
+        /// On the calling thread, at its priority.
+        case normal
+        /// On a thread of its own at nice 19 (`SCHED_BATCH`): beside a
+        /// thread of normal priority it gets about 1.5 % of a CPU and never
+        /// preempts it on waking, so a reader in this or another process
+        /// keeps its CPU; on an idle CPU it runs at full speed. On a busy
+        /// machine the install takes much longer. For installs nobody waits
+        /// on: updates that arrive in the background.
+        case background
+    }
+
+    /// Installs the pack file at a `file:` URL. See ``installPack(at:id:priority:progress:)``.
     ///
     /// - Throws: `.unsupportedURL` for any other scheme (`http:`, `https:`
     ///   …): this build installs local files only.
     @discardableResult
-    public func install(packAt url: URL, id: String? = nil,
+    public func install(packAt url: URL, id: String? = nil, priority: WorkPriority = .normal,
                         progress: (@Sendable (AssetPackProgress) -> Void)? = nil) throws(AssetPackError) -> AssetPack {
         guard url.isFileURL else {
             throw AssetPackError(.unsupportedURL, path: url.absoluteString,
                                  message: "cannot install from \(url.absoluteString): only file: URLs can be installed (give a local path)")
         }
-        return try installPack(at: url.path, id: id, progress: progress).pack
+        return try installPack(at: url.path, id: id, priority: priority, progress: progress).pack
     }
 
     /// The bytes of the file at `path` in the pack `id`, or in whichever

@@ -250,7 +250,9 @@ public final class MemoryFileCache: Sendable {
                     s.insert(file, for: key)
                     return s.deferClose(dropped)
                 }
-                if !dropped.isEmpty { background.async { withExtendedLifetime(dropped) {} } }
+                // On a background thread (``BackgroundWork``) they close here:
+                // a Dispatch worker started from it would stay at its priority.
+                if !dropped.isEmpty && !BackgroundWork.isCurrent { background.async { withExtendedLifetime(dropped) {} } }
                 return file
             }
         }

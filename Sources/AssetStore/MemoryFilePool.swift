@@ -62,7 +62,10 @@ final class MemoryFilePool: Sendable {
             if refill { s.refilling = true }
             return (file, refill)
         }
-        if refill { queue.async { [weak self] in self?.refill() } }
+        if refill {
+            // In place on a background thread: see ``BackgroundWork``.
+            if BackgroundWork.isCurrent { self.refill() } else { queue.async { [weak self] in self?.refill() } }
+        }
         if let file { return MemoryFile.Blank(adoptingWritable: file.writable, readOnly: file.readOnly) }
         return try MemoryFile.blank(name: name)
     }

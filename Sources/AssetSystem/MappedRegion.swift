@@ -31,7 +31,9 @@ public struct MappedRegion: ~Copyable, @unchecked Sendable {
 
     deinit {
         guard let baseAddress else { return }
-        guard deferred && count >= Self.backgroundThreshold else {
+        // A background thread unmaps in place: a Dispatch worker started
+        // from it would stay at its priority (``BackgroundWork``).
+        guard deferred && count >= Self.backgroundThreshold && !BackgroundWork.isCurrent else {
             _ = cas_munmap(UnsafeMutableRawPointer(mutating: baseAddress), count)
             return
         }

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -164,6 +166,28 @@ int cas_mmap_readonly(int fd, size_t length, void **address) {
     *address = p;
     return 0;
 }
+
+int cas_thread_enter_background(void) {
+    // Linux: PRIO_PROCESS with 0 is the calling thread (nice is per thread).
+    if (setpriority(PRIO_PROCESS, 0, 19) != 0) return -errno;
+    struct sched_param param = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_BATCH, &param) == 0 ? 0 : 1;
+}
+
+int cas_thread_is_background(void) {
+    if (sched_getscheduler(0) == SCHED_IDLE) return 1;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    return errno == 0 && nice >= 19;
+}
+
+void cas_thread_priority(int *policy, int *nice) {
+    *policy = sched_getscheduler(0);
+    errno = 0;
+    *nice = getpriority(PRIO_PROCESS, 0);
+}
+
+int cas_gettid(void) { return (int)gettid(); }
 
 int cas_mmap_writable(int fd, size_t length, void **address) {
     void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

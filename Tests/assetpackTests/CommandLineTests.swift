@@ -92,6 +92,27 @@ import TestSupport
         #expect(try CLI.assetpack(["cat", "notes.txt"], container: s.container).stdoutBytes == s.read("src/notes.txt"))
     }
 
+    /// `install --background` is the same install at nice 19
+    /// (``BackgroundInstallTests`` checks the priority): a good pack
+    /// installs, a bad one is refused in one line and changes nothing.
+    @Test(arguments: ["junk", "truncated", "missing"])
+    func backgroundInstallInstallsAndRefusesBadInputTheSame(kind: String) throws {
+        let s = TemporaryDirectory("assetpack-background-\(kind)")
+        let manifest = try sample(s)
+        #expect(try CLI.assetpack(["package", manifest, "-o", s.path + "/good.zip"]).status == 0)
+        let good = try CLI.assetpack(["install", "--background", s.path + "/good.zip", "--json"], container: s.container)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.out.contains("\"com.example.cli\""))
+        let before = containerFiles(s.container)
+        let bad = try badPack(kind, s)
+        let r = try CLI.assetpack(["install", "--background", bad, "--id", "bad"], container: s.container)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("assetpack install: error: ") && r.stderr.contains(bad), "\(r.stderr)")
+        #expect(r.stderr.filter { $0 == "\n" }.count == 1, "\(r.stderr)")
+        #expect(containerFiles(s.container) == before)
+        #expect(try CLI.assetpack(["cat", "notes.txt"], container: s.container).stdoutBytes == s.read("src/notes.txt"))
+    }
+
     @Test func traversalErrorNamesTheMember() throws {
         let s = TemporaryDirectory("assetpack-traversal")
         let script = "import zipfile,sys\nwith zipfile.ZipFile(sys.argv[1],'w') as z: z.writestr('a/../../evil.txt','x')"

@@ -36,7 +36,7 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["package", "m.json"], message: "missing --output <pack>"),
         Surface(name: "inspect", options: ["--json"], arguments: ["<pack>"],
                 refused: ["inspect"], message: "missing <pack>"),
-        Surface(name: "install", options: ["--id <id>", "--json"] + container + ["--lock-timeout <seconds>"], arguments: ["<pack>"],
+        Surface(name: "install", options: ["--id <id>", "--background", "--json"] + container + ["--lock-timeout <seconds>"], arguments: ["<pack>"],
                 refused: ["install", "a.zip", "b.zip"], message: "unexpected argument 'b.zip'"),
         Surface(name: "ls", options: ["--prefix <dir>", "--json"] + container, arguments: ["<pack-id>"],
                 refused: ["ls", "--prefix"], message: "option '--prefix' needs a value"),

@@ -515,7 +515,10 @@ void ap_members_free(ap_members *members);
  *         `AP_EPATH`; `AP_ELOCKTIMEOUT`; `AP_ESYSTEM` (ENOENT for a missing
  *         file); `AP_EINVAL`. Nothing installed changes on failure.
  * Thread-safe; blocks while another thread or process installs or removes
- * the same pack.
+ * the same pack. For an install that gives way to every other thread, call
+ * it from a thread at nice 19 (or `SCHED_IDLE`): it then does all its work
+ * on that thread, handing none to a thread of the library's pool, which
+ * would keep the priority.
  */
 int ap_install(ap_container *container, const char *file, const char *id, int *change);
 

@@ -129,6 +129,26 @@ int cas_unlinkat(int dirfd, const char *path, int dir);
 /** Creates a directory. Returns 0, or -EEXIST if something is there. mkdirat(2). */
 int cas_mkdirat(int dirfd, const char *path, mode_t mode);
 
+/* ---- Scheduling ----------------------------------------------------------- */
+
+/** Moves the calling thread to nice 19 and the SCHED_BATCH policy (no
+ *  wake-up preemption of other threads). Threads it creates from then on
+ *  inherit both; an unprivileged thread cannot come back. Returns 0 (both),
+ *  1 (nice 19 only) or -errno when nice 19 was refused.
+ *  setpriority(2), sched_setscheduler(2). */
+int cas_thread_enter_background(void);
+
+/** 1 when the calling thread runs at nice 19 or at the idle class
+ *  (SCHED_IDLE), else 0. */
+int cas_thread_is_background(void);
+
+/** The calling thread's scheduling policy (SCHED_OTHER 0, SCHED_IDLE 5…)
+ *  and nice value. sched_getscheduler(2), getpriority(2). */
+void cas_thread_priority(int *policy, int *nice);
+
+/** The calling thread's ID. gettid(2). */
+int cas_gettid(void);
+
 /* ---- Memory mappings ------------------------------------------------------ */
 
 /** Maps length bytes of fd from offset 0, shared and read-only. *address

@@ -11,22 +11,27 @@ enum InstallCommand: Command {
         "id", placeholder: "id",
         help: "The pack ID for a plain ZIP without a recorded manifest (default: the file name without its extension).")
 
+    static let background = Option.flag(
+        "background",
+        help: "Install at nice 19, giving way to every other program (for updates nobody waits on).")
+
     static let positionals = [pack]
-    static let options = [id, CommonOptions.json] + CommonOptions.containerOptions + [CommonOptions.lockTimeout]
+    static let options = [id, background, CommonOptions.json] + CommonOptions.containerOptions + [CommonOptions.lockTimeout]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(pack)
         let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout))
+        let priority: AssetPackManager.WorkPriority = arguments.flag(background) ? .background : .normal
         let bar = ProgressBar.onTerminal()
         defer { bar?.finish() }
         do {
             // A URL is refused by the library unless it is file: (downloads
             // are not this command's); a plain path is a file.
             if path.contains("://"), let url = URL(string: path), !url.isFileURL {
-                _ = try manager.install(packAt: url, id: arguments.value(id))
+                _ = try manager.install(packAt: url, id: arguments.value(id), priority: priority)
             }
             let local = path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path
-            let outcome = try manager.installPack(at: local, id: arguments.value(id), progress: bar?.callback)
+            let outcome = try manager.installPack(at: local, id: arguments.value(id), priority: priority, progress: bar?.callback)
             bar?.finish()
             if arguments.flag(CommonOptions.json) {
                 try Output.json(ListCommand.PackJSON(outcome.pack, change: outcome.change.rawValue))

@@ -71,6 +71,11 @@ let result = try manager.installPack(at: work + "/Consumer.zip", progress: { _ i
 check(result.change == .installed && result.pack.memberCount == 2, "installed")
 let same = try manager.install(packAt: URL(fileURLWithPath: work + "/Consumer.zip"))
 check(same.sha256 == pack.sha256, "install(packAt:)")
+let background = try manager.installPack(at: work + "/Consumer.zip", priority: .background)
+check(background.change == .unchanged, "installPack(priority: .background)")
+let priority: AssetPackManager.WorkPriority = .normal
+check(try manager.install(packAt: URL(fileURLWithPath: work + "/Consumer.zip"), priority: priority).sha256 == pack.sha256,
+      "install(packAt:priority:)")
 expectError(.unsupportedURL, "http URL") { _ = try manager.install(packAt: URL(string: "http://127.0.0.1/x.zip")!) }
 expectError(.notAFile, "directory as pack") { _ = try manager.installPack(at: work) }
 check(try manager.allAssetPacks().map(\.id) == ["com.example.Consumer"], "allAssetPacks")

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import AssetSystem
+import TestSupport
+
+@Suite struct BackgroundWorkTests {
+    struct Refused: Error, Equatable { let why: String }
+
+    /// The body runs on a thread of its own at nice 19 (`SCHED_BATCH`),
+    /// returns its value to the caller,
+    /// and the caller's own priority does not change.
+    @Test func theBodyRunsOnAThreadOfItsOwnAtBackgroundPriority() throws {
+        let caller = BackgroundWork.threadID
+        let before = BackgroundWork.currentPriority
+        #expect(!BackgroundWork.isCurrent)
+        let (thread, priority, inside) = BackgroundWork.run { (BackgroundWork.threadID, BackgroundWork.currentPriority, BackgroundWork.isCurrent) }
+        #expect(thread != caller)
+        #expect(inside)
+        #expect(priority.policy == BackgroundWork.batchPolicy && priority.nice == 19, "\(priority)")
+        #expect(BackgroundWork.currentPriority == before)
+        #expect(!BackgroundWork.isCurrent)
+    }
+
+    @Test func theBodysErrorReachesTheCallerTyped() {
+        #expect(throws: Refused(why: "no")) {
+            try BackgroundWork.run { () throws(Refused) -> Int in throw Refused(why: "no") }
+        }
+        let typed: Result<Int, Refused> = Result { () throws(Refused) -> Int in
+            try BackgroundWork.run { () throws(Refused) -> Int in throw Refused(why: "typed") }
+        }
+        #expect(typed == .failure(Refused(why: "typed")))
+    }
+
+    /// Work started from background work stays on its thread, and threads
+    /// it starts inherit its priority — why code that may run there hands
+    /// nothing to Dispatch.
+    @Test func nestedWorkStaysOnTheThreadAndNewThreadsInheritIt() {
+        let (outer, nested, child) = BackgroundWork.run { () -> (Int32, Int32, Bool) in
+            let outer = BackgroundWork.threadID
+            let nested = BackgroundWork.run { BackgroundWork.threadID }
+            // The semaphore orders the child's write before the read.
+            final class Seen: @unchecked Sendable { var background = false }
+            let done = DispatchSemaphore(value: 0)
+            let seen = Seen()
+            let thread = Thread {
+                seen.background = BackgroundWork.isCurrent
+                done.signal()
+            }
+            thread.start()
+            done.wait()
+            return (outer, nested, seen.background)
+        }
+        #expect(outer == nested)
+        #expect(child)
+    }
+
+    /// A large mapping marked for the background, dropped on a background
+    /// thread, is unmapped there at once instead of on a Dispatch worker.
+    @Test func aBackgroundThreadUnmapsInPlace() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("large.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold))
+        let stillMapped = try BackgroundWork.run { () throws -> Bool in
+            do {
+                var region = try MappedRegion(mapping: try FileDescriptor.open(path), count: MappedRegion.backgroundThreshold)
+                region.unmapsInBackground()
+                #expect(region.bytes.last == 7)
+            }
+            return try MappedRegionTests.isMapped(path)
+        }
+        #expect(!stillMapped)
+    }
+}
