@@ -71,6 +71,13 @@ enum Targets {
             let x = two.opsPerSecond / one.opsPerSecond
             return ("\(Format.ratio(x)) (\(Format.rate(two.opsPerSecond)) vs \(Format.rate(one.opsPerSecond)) reads/s)", x >= 1.8)
         },
+        Target(scenario: "readers/install", comparison: "reader p99 while another process installs updates (background) vs idle",
+               goal: "≤ 2× idle p99") { r in
+            guard let idle = r["readers/1"]?.measurement("assetpacks"), let busy = r["readers/install"]?.measurement("assetpacks"),
+                  idle.p99 > 0 else { return nil }
+            let x = busy.p99 / idle.p99
+            return ("\(Format.ratio(x)) (\(Format.duration(busy.p99)) vs \(Format.duration(idle.p99)))", x <= 2)
+        },
         Target(scenario: "codec/inflate", comparison: "libdeflate vs zlib, whole-member inflate",
                goal: "> 1.5× → use libdeflate for whole-buffer inflate") { r in
             guard let s = r["codec/inflate"], let z = s.measurement("zlib")?.bytesPerSecond,

@@ -12,10 +12,16 @@ import AssetArchive
 ///   aggregate reads/s, merged latencies.
 /// - `readers/install`: one reader while another process
 ///   (`--worker installer`) installs updates of the very pack being read,
-///   alternating two versions, for the whole phase.
+///   alternating two versions, for the whole phase, at background priority
+///   (`installPack(…, priority: .background)`).
+/// - `readers/install-normal`: the same with the installs at normal priority.
+/// - `readers/2-install`, `readers/2-install-normal`: two readers (both
+///   CPUs taken) beside the installs at each priority.
 ///
-/// Phases alternate (1, 2, install) for several rounds; reads/s is the
-/// median over rounds of the sum over readers.
+/// Phases alternate (1, 2, the four install phases, then the machine's
+/// floor for 1 and for install: the reader's timed loop over an operation
+/// that reads nothing) for several rounds; reads/s is the median over
+/// rounds of the sum over readers.
 enum ReadersScenario {
     static let scenario = Scenario(
         "readers", "1 and 2 reader processes, aggregate reads/s; reader latency while another process installs updates"
@@ -47,22 +53,36 @@ enum ReadersScenario {
         func reader(_ seed: Int) throws -> WorkerProcess {
             try WorkerProcess(executable: ctx.executable, ["reader", container, pack, pathsFile, seconds, String(seed)])
         }
-        var rates = [[Double]](repeating: [], count: 3)
-        var histograms = [Histogram](repeating: Histogram(), count: 3)
-        var batches = [1, 1, 1]
-        var longest: [UInt64] = [0, 0, 0]
-        var over2ms = [0, 0, 0]
-        var slow = [Workers.SlowChunks](repeating: .init(), count: 3)
-        var timed: [(chunks: Int, minorFaults: Int)] = [(0, 0), (0, 0), (0, 0)]
-        var installs = 0
-        var installSeconds = 0.0
+        // The phases: 0 one reader, 1 two, 2 one while another process
+        // installs updates at background priority (as updates that arrive
+        // in the background are installed), 3 the same at normal priority,
+        // 4 and 5 two readers — both CPUs taken — beside the installs at
+        // each priority; 6 and 7 the machine's floor for 0 and 2: the
+        // reader's loop, timed the same way, reading nothing (`--worker clock`).
+        let plan: [(readers: Int, clock: Bool, installer: String?)] = [
+            (1, false, nil), (2, false, nil), (1, false, "background"), (1, false, "normal"),
+            (2, false, "background"), (2, false, "normal"), (1, true, nil), (1, true, "background"),
+        ]
+        let phases = plan.count
+        var rates = [[Double]](repeating: [], count: phases)
+        var histograms = [Histogram](repeating: Histogram(), count: phases)
+        var batches = [Int](repeating: 1, count: phases)
+        var longest = [UInt64](repeating: 0, count: phases)
+        var over2ms = [Int](repeating: 0, count: phases)
+        var slow = [Workers.SlowChunks](repeating: .init(), count: phases)
+        var timed = [(chunks: Int, minorFaults: Int)](repeating: (0, 0), count: phases)
+        var installs = [Int](repeating: 0, count: phases)
+        var installSeconds = [Double](repeating: 0, count: phases)
         for round in 0 ..< s.readerRounds {
-            for phase in 0 ..< 3 {
-                var workers: [WorkerProcess] = [try reader(round * 10 + 1)]
-                if phase == 1 { workers.append(try reader(round * 10 + 2)) }
-                let installer = phase == 2
-                    ? try WorkerProcess(executable: ctx.executable, ["installer", container, pack, seconds] + zips.reversed())
-                    : nil
+            for phase in 0 ..< phases {
+                let workers: [WorkerProcess] = try (1 ... plan[phase].readers).map { k in
+                    plan[phase].clock
+                        ? try WorkerProcess(executable: ctx.executable, ["clock", seconds, String(round * 10 + 3)])
+                        : try reader(round * 10 + k)
+                }
+                let installer = try plan[phase].installer.map { priority in
+                    try WorkerProcess(executable: ctx.executable, ["installer", container, pack, seconds, priority] + zips.reversed())
+                }
                 for w in workers { try w.waitUntilReady() }
                 try installer?.waitUntilReady()
                 for w in workers { w.go() }
@@ -81,29 +101,49 @@ enum ReadersScenario {
                 }
                 if let installer {
                     let r = try installer.result(Workers.InstallerReport.self)
-                    installs += r.installs
-                    installSeconds += r.seconds
+                    installs[phase] += r.installs
+                    installSeconds[phase] += r.seconds
                 }
                 rates[phase].append(rate)
             }
         }
-        let m = (0 ..< 3).map { Measurement(contender: "assetpacks", opsPerSecond: median(rates[$0]), histogram: histograms[$0], batch: batches[$0]) }
+        let m = (0 ..< phases).map { Measurement(contender: "assetpacks", opsPerSecond: median(rates[$0]), histogram: histograms[$0], batch: batches[$0]) }
         let sizes = s.readersMemberSizes.upperBound < 1024 * 16 ? "64–1024 B" : "1–16 KiB"
         let what = "stored members of \(sizes) by path, \(Format.count(n))-member pack, \(seconds) s per phase, \(s.readerRounds) rounds"
+        /// The notes of an install phase, beside the phase with the same
+        /// readers and no install (`idle`: 0 or 1).
+        func installNotes(_ phase: Int, idle: Int = 0) -> [String] {
+            let base = idle == 0 ? "readers/1" : "readers/2"
+            return ["\(installs[phase]) installs of the \(Format.count(n))-member pack completed meanwhile "
+                + "(\(Format.fixed(Double(installs[phase]) / max(installSeconds[phase], 1e-9), decimals: 2))/s); "
+                + "idle p99 (\(base)): \(Format.duration(histograms[idle].percentile(0.99)))",
+             "longest timed batch of \(batches[phase]) read(s) while installing: \(Format.duration(Double(longest[phase])))"
+                + " (\(over2ms[phase]) over 2 ms); idle (\(base)): \(Format.duration(Double(longest[idle]))) (\(over2ms[idle]) over 2 ms)",
+             "what the readers went through in the timed chunks of 4,096 reads holding a batch over 2 ms — while installing: "
+                + Self.describe(slow[phase]) + "; idle: " + Self.describe(slow[idle]),
+             "minor page faults per timed chunk — while installing: " + Self.faults(slow[phase], timed[phase])
+                + "; idle: " + Self.faults(slow[idle], timed[idle])]
+        }
         return [
             ScenarioResult(name: "readers/1", summary: "one reader process: \(what)", measurements: [m[0]], basis: .none),
             ScenarioResult(name: "readers/2", summary: "two reader processes, aggregate: \(what)", measurements: [m[1]], basis: .none),
-            ScenarioResult(name: "readers/install", summary: "one reader process while another installs updates of the pack it reads",
+            ScenarioResult(name: "readers/install",
+                           summary: "one reader process while another installs updates of the pack it reads at background priority",
                            measurements: [m[2]], basis: .none,
-                           notes: ["\(installs) installs of the \(Format.count(n))-member pack completed meanwhile "
-                                   + "(\(Format.fixed(Double(installs) / max(installSeconds, 1e-9), decimals: 2))/s); "
-                                   + "idle p99 (readers/1): \(Format.duration(histograms[0].percentile(0.99)))",
-                                   "longest timed batch of \(batches[2]) read(s) while installing: \(Format.duration(Double(longest[2])))"
-                                   + " (\(over2ms[2]) over 2 ms); idle: \(Format.duration(Double(longest[0]))) (\(over2ms[0]) over 2 ms)",
-                                   "what the reader went through in the timed chunks of 4,096 reads holding a batch over 2 ms — while installing: "
-                                   + Self.describe(slow[2]) + "; idle: " + Self.describe(slow[0]),
-                                   "minor page faults per timed chunk — while installing: " + Self.faults(slow[2], timed[2])
-                                   + "; idle: " + Self.faults(slow[0], timed[0])]),
+                           notes: installNotes(2) + [
+                               "the machine's floor, the same loop reading nothing (batches of \(batches[6]) no-ops): longest batch "
+                               + "while installing \(Format.duration(Double(longest[7]))) (\(over2ms[7]) over 2 ms), idle "
+                               + "\(Format.duration(Double(longest[6]))) (\(over2ms[6]) over 2 ms); its slow chunks while installing: "
+                               + Self.describe(slow[7]) + "; idle: " + Self.describe(slow[6])]),
+            ScenarioResult(name: "readers/install-normal",
+                           summary: "the same, the installs at normal priority (`installPack` without `priority: .background`)",
+                           measurements: [m[3]], basis: .none, notes: installNotes(3)),
+            ScenarioResult(name: "readers/2-install",
+                           summary: "two reader processes, aggregate, both CPUs taken, while another installs updates at background priority",
+                           measurements: [m[4]], basis: .none, notes: installNotes(4, idle: 1)),
+            ScenarioResult(name: "readers/2-install-normal",
+                           summary: "the same, the installs at normal priority",
+                           measurements: [m[5]], basis: .none, notes: installNotes(5, idle: 1)),
         ]
     }
 

@@ -7,7 +7,8 @@ import AssetStore
 /// processes.
 ///
 ///     --worker reader CONTAINER PACK PATHS-FILE SECONDS SEED
-///     --worker installer CONTAINER PACK SECONDS ZIP…
+///     --worker clock SECONDS SEED
+///     --worker installer CONTAINER PACK SECONDS normal|background ZIP…
 ///     --worker profile CONTAINER PACK PATHS-FILE COUNT random|hot
 ///     --worker status-watcher CONTAINER PACK COUNT
 ///     --worker pipe-reader COUNT
@@ -128,9 +129,13 @@ enum Workers {
         case "reader" where a.count == 5:
             guard let seconds = Double(a[3]), let seed = UInt64(a[4]) else { throw BenchError.usage("bad reader arguments") }
             try reader(container: a[0], pack: a[1], pathsFile: a[2], seconds: seconds, seed: seed)
-        case "installer" where a.count >= 4:
-            guard let seconds = Double(a[2]) else { throw BenchError.usage("bad installer arguments") }
-            try installer(container: a[0], pack: a[1], seconds: seconds, zips: Array(a[3...]))
+        case "clock" where a.count == 2:
+            guard let seconds = Double(a[0]), let seed = UInt64(a[1]) else { throw BenchError.usage("bad clock arguments") }
+            try clockOnly(seconds: seconds, seed: seed)
+        case "installer" where a.count >= 5:
+            guard let seconds = Double(a[2]), ["normal", "background"].contains(a[3]) else { throw BenchError.usage("bad installer arguments") }
+            try installer(container: a[0], pack: a[1], seconds: seconds, priority: a[3] == "background" ? .background : .normal,
+                          zips: Array(a[4...]))
         case "profile" where a.count == 5:
             guard let count = Int(a[3]), count > 0 else { throw BenchError.usage("bad profile arguments") }
             try profile(container: a[0], pack: a[1], pathsFile: a[2], count: count, order: a[4])
@@ -154,12 +159,33 @@ enum Workers {
         let manager = try AssetPackManager(container: .init(path: container))
         let paths = try String(contentsOfFile: pathsFile, encoding: .utf8).split(separator: "\n").map(String.init)
         var op = ContentsRead(manager: manager, pack: pack, paths: paths, consume: false)
-        let warm = Array(0 ..< Int32(paths.count))
+        try timedLoop(&op, items: paths.count, seconds: seconds, seed: seed)
+    }
+
+    /// The machine's own floor for ``reader(container:pack:pathsFile:seconds:seed:)``:
+    /// the same loop, timed the same way, over an operation that reads
+    /// nothing — its longest batch is the longest the machine kept a
+    /// thread that only reads the clock from running.
+    static func clockOnly(seconds: Double, seed: UInt64) throws {
+        var op = NoRead()
+        try timedLoop(&op, items: 10_000, seconds: seconds, seed: seed)
+    }
+
+    /// An operation that reads nothing: ``clockOnly(seconds:seed:)``.
+    struct NoRead: Operation {
+        @inline(never)
+        mutating func run(_ item: Int) throws -> Int { item }
+    }
+
+    /// Runs `op` over `items` in random order for `seconds` after the
+    /// handshake, alternating untimed and timed chunks, and reports.
+    private static func timedLoop<Op: Operation>(_ op: inout Op, items: Int, seconds: Double, seed: UInt64) throws {
+        let warm = Array(0 ..< Int32(items))
         let warmNs = try warm.withUnsafeBufferPointer { try Contender.pass(&op, $0) }
-        let mean = max(1, Double(warmNs) / Double(paths.count))
-        let batch = mean >= 10 * Clock.overhead ? 1 : Int((10 * Clock.overhead / mean).rounded(.up))
+        let mean = max(1, Double(warmNs) / Double(items))
+        let batch = mean >= 10 * Clock.overhead ? 1 : min(4096, Int((10 * Clock.overhead / mean).rounded(.up)))
         let chunk = 4096 - 4096 % batch
-        let order = randomOrder(count: 1 << 20, items: paths.count, seed: seed)
+        let order = randomOrder(count: 1 << 20, items: items, seed: seed)
         handshake()
 
         var histogram = Histogram()
@@ -227,16 +253,16 @@ enum Workers {
                                 timedChunks: timedChunks, timedMinorFaults: timedMinorFaults))
     }
 
-    /// Installs the given pack files in turn, as updates of `pack`, until
-    /// `seconds` have passed.
-    static func installer(container: String, pack: String, seconds: Double, zips: [String]) throws {
+    /// Installs the given pack files in turn, as updates of `pack`, at
+    /// `priority`, until `seconds` have passed.
+    static func installer(container: String, pack: String, seconds: Double, priority: AssetPackManager.WorkPriority, zips: [String]) throws {
         let manager = try AssetPackManager(container: .init(path: container))
         handshake()
         let start = Clock.now()
         let deadline = start + UInt64(seconds * 1e9)
         var installs = 0
         while Clock.now() < deadline {
-            try manager.installPack(at: zips[installs % zips.count], id: pack)
+            try manager.installPack(at: zips[installs % zips.count], id: pack, priority: priority)
             installs += 1
         }
         try report(InstallerReport(installs: installs, seconds: Double(Clock.now() - start) / 1e9))
