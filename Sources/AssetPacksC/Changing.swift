@@ -4,12 +4,25 @@ import CAssetPacksHeader
 @_cdecl("ap_install")
 public func ap_install(_ container: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ id: UnsafePointer<CChar>?,
                        _ change: UnsafeMutablePointer<Int32>?) -> Int32 {
+    install(container, file, id, flags: 0, change, function: "ap_install")
+}
+
+@_cdecl("ap_install_flags")
+public func ap_install_flags(_ container: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ id: UnsafePointer<CChar>?,
+                             _ flags: UInt32, _ change: UnsafeMutablePointer<Int32>?) -> Int32 {
+    install(container, file, id, flags: flags, change, function: "ap_install_flags")
+}
+
+private func install(_ container: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ id: UnsafePointer<CChar>?, flags: UInt32,
+                     _ change: UnsafeMutablePointer<Int32>?, function: StaticString) -> Int32 {
     call {
-        let c = try Argument.container(container, "ap_install")
-        let file = try Argument.string(file, "ap_install", "file")
-        let id = try Argument.optionalString(id, "ap_install", "id")
+        let c = try Argument.container(container, function)
+        let file = try Argument.string(file, function, "file")
+        let id = try Argument.optionalString(id, function, "id")
+        try Argument.flags(flags, known: AP_INSTALL_BACKGROUND, function)
         try c.requireWritable("install \(file)")
-        let result = try c.manager.installPack(at: file, id: id)
+        let priority: AssetPackManager.WorkPriority = flags & AP_INSTALL_BACKGROUND != 0 ? .background : .normal
+        let result = try c.manager.installPack(at: file, id: id, priority: priority)
         switch result.change {
         case .installed: change?.pointee = AP_INSTALLED
         case .replaced: change?.pointee = AP_REPLACED

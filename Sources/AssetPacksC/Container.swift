@@ -51,6 +51,6 @@ public func ap_version(_ major: UnsafeMutablePointer<Int32>?, _ minor: UnsafeMut
     major?.pointee = AP_VERSION_MAJOR
     minor?.pointee = AP_VERSION_MINOR
     patch?.pointee = AP_VERSION_PATCH
-    let text: StaticString = "1.0.0"
+    let text: StaticString = "1.1.0"
     return UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }

@@ -22,6 +22,26 @@ import TestSupport
         #expect(try f.manager.contents(at: "media/tiny.bin", searchingInAssetPackWithID: "base") == Data([9, 9, 9]))
     }
 
+    /// `ap_install_flags` with `AP_INSTALL_BACKGROUND` installs (at nice 19 on
+    /// a thread of the library's: BackgroundInstallTests) and leaves the
+    /// calling thread's priority as it was; unknown flags are refused.
+    @Test func aBackgroundInstallThroughTheCAPI() throws {
+        try f.manager.remove(assetPackWithID: "base")
+        let r = try drive(["install-flags", "1", f.directory.file("base.zip")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "installed")
+        let nice = lines.first { $0.hasPrefix("nice ") }?.split(separator: " ").dropFirst().map(String.init)
+        let policy = lines.first { $0.hasPrefix("policy ") }?.split(separator: " ").dropFirst().map(String.init)
+        #expect(nice?.count == 2 && nice?.first == nice?.last, "\(r.out)")
+        #expect(policy?.count == 2 && policy?.first == policy?.last, "\(r.out)")
+        #expect(try f.manager.assetPack(withID: "base").id == "base")
+        let bad = try drive(["install-flags", "0x4", f.directory.file("base.zip")])
+        #expect(bad.status != 0)
+        let refusal = DriverError(bad.stderr)
+        #expect(refusal?.code == -100 && bad.stderr.contains("unknown bits 0x4"), "\(bad.stderr)")
+    }
+
     @Test func aPlainZipIsInstalledUnderTheIDGiven() throws {
         let zip = f.directory.file("plain.zip")
         try Data(try f.manager.contents(at: "shared.txt", searchingInAssetPackWithID: "extra")).write(to: URL(fileURLWithPath: f.directory.file("s.txt")))

@@ -19,7 +19,7 @@ import TestSupport
                 + ap_open_group(0, 0, &c) + ap_read(c, 0, "x", &bytes, &size, &d) + ap_copy(c, 0, "x", 0, 0, &size)
                 + ap_stat(c, 0, "x", &mi) + ap_get_descriptor(c, 0, "x", AP_DESCRIPTOR_STANDALONE, &di)
                 + ap_packs_open(c, &p) + ap_packs_next(p, &pi) + ap_members_open(c, "p", 0, &m) + ap_members_next(m, &mi)
-                + ap_install(c, "f", 0, &change) + ap_remove(c, "p")
+                + ap_install(c, "f", 0, &change) + ap_install_flags(c, "f", 0, AP_INSTALL_BACKGROUND, &change) + ap_remove(c, "p")
                 + ap_verify(c, AP_VERIFY_DEEP | AP_VERIFY_REPAIR | AP_VERIFY_DRY_RUN, 0, 0)
                 + ap_last_error_code() + ap_last_error_reason() + ap_last_error_errno()
                 + (ap_last_error_message() != 0) + (ap_last_error_pack() != 0) + (ap_last_error_member() != 0)
@@ -115,6 +115,6 @@ import TestSupport
             }
             """
         let r = try CLibrary.run("version", source: source)
-        #expect(r.out == "1.0.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
+        #expect(r.out == "1.1.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
     }
 }

@@ -85,18 +85,18 @@ extern "C" {
 
 /** The version of this header. `ap_version()` tells that of the library. */
 #define AP_VERSION_MAJOR 1
-#define AP_VERSION_MINOR 0
+#define AP_VERSION_MINOR 1
 #define AP_VERSION_PATCH 0
 /** The version as one number, for `#if AP_VERSION >= AP_VERSION_NUMBER(1, 1, 0)`. */
 #define AP_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define AP_VERSION AP_VERSION_NUMBER(AP_VERSION_MAJOR, AP_VERSION_MINOR, AP_VERSION_PATCH)
-#define AP_VERSION_STRING "1.0.0"
+#define AP_VERSION_STRING "1.1.0"
 
 /**
  * The library's version.
  *
  * @param[out] major, minor, patch  where to store the parts; each may be NULL.
- * @return  the version as text ("1.0.0"), a static string.
+ * @return  the version as text ("1.1.0"), a static string.
  * Thread-safe; never fails.
  */
 const char *ap_version(int *major, int *minor, int *patch);
@@ -515,12 +515,28 @@ void ap_members_free(ap_members *members);
  *         `AP_EPATH`; `AP_ELOCKTIMEOUT`; `AP_ESYSTEM` (ENOENT for a missing
  *         file); `AP_EINVAL`. Nothing installed changes on failure.
  * Thread-safe; blocks while another thread or process installs or removes
- * the same pack. For an install that gives way to every other thread, call
- * it from a thread at nice 19 (or `SCHED_IDLE`): it then does all its work
- * on that thread, handing none to a thread of the library's pool, which
- * would keep the priority.
+ * the same pack. `ap_install_flags` with `AP_INSTALL_BACKGROUND` installs at
+ * background priority. A thread the caller lowered itself (nice 19, or
+ * `SCHED_IDLE`) may also call `ap_install`: the install then does all its
+ * work on that thread, handing none to a thread of the library's pool,
+ * which would keep the priority.
  */
 int ap_install(ap_container *container, const char *file, const char *id, int *change);
+
+/** `ap_install_flags` flags. */
+/** Install on a thread of the library's own at nice 19 (`SCHED_BATCH`):
+ *  beside a thread of normal priority it gets about 1.5 % of a CPU and
+ *  never preempts it on waking, so readers keep their CPUs; on an idle CPU
+ *  it runs at full speed. The call waits for it; the calling thread's
+ *  priority does not change. For updates nobody waits on. */
+#define AP_INSTALL_BACKGROUND 0x1u
+
+/**
+ * `ap_install` with `flags`: 0 or `AP_INSTALL_BACKGROUND`. Since 1.1.0.
+ *
+ * @return as `ap_install`; `AP_EINVAL` also for unknown flags.
+ */
+int ap_install_flags(ap_container *container, const char *file, const char *id, unsigned int flags, int *change);
 
 /**
  * Removes pack `pack` and frees its space. Bytes and descriptors already

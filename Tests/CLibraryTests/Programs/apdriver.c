@@ -19,6 +19,9 @@
  *   packs                     "id version policy members total archive_size sha256"
  *   members PACK [DIR]        "path size stored_size method crc32"
  *   install FILE [ID]         "installed" / "replaced" / "unchanged"
+ *   install-flags FLAGS FILE [ID]  the same through ap_install_flags (FLAGS a
+ *                             number), then "nice N" and "policy P" of the
+ *                             calling thread, before and after
  *   remove PACK
  *   verify [deep] [repair] [dry-run]   "code severity remaining pack object", exit status fsck's
  *   path                      ap_container_path
@@ -30,9 +33,11 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int failed(int rc) {
@@ -139,6 +144,15 @@ static int run(ap_container *c, int argc, char **argv) {
         int change = -1;
         if ((rc = ap_install(c, argv[1], argc == 3 ? argv[2] : NULL, &change)) != AP_OK) return failed(rc);
         printf("%s\n", change == AP_INSTALLED ? "installed" : change == AP_REPLACED ? "replaced" : change == AP_UNCHANGED ? "unchanged" : "?");
+        return 0;
+    }
+    if (strcmp(command, "install-flags") == 0 && (argc == 3 || argc == 4)) {
+        int change = -1;
+        int nice_before = getpriority(PRIO_PROCESS, 0), policy_before = sched_getscheduler(0);
+        rc = ap_install_flags(c, argv[2], argc == 4 ? argv[3] : NULL, (unsigned)strtoul(argv[1], NULL, 0), &change);
+        if (rc != AP_OK) return failed(rc);
+        printf("%s\n", change == AP_INSTALLED ? "installed" : change == AP_REPLACED ? "replaced" : change == AP_UNCHANGED ? "unchanged" : "?");
+        printf("nice %d %d\npolicy %d %d\n", nice_before, getpriority(PRIO_PROCESS, 0), policy_before, sched_getscheduler(0));
         return 0;
     }
     if (strcmp(command, "remove") == 0 && argc == 2) {
