@@ -24,7 +24,7 @@ public enum BackgroundWork {
     public static var isCurrent: Bool { cas_thread_is_background() == 1 }
 
     /// The calling thread's scheduling policy and nice value
-    /// (`sched_getscheduler`, `getpriority`): for tests and diagnostics.
+    /// (`sched_getattr`): for tests and diagnostics.
     public static var currentPriority: (policy: Int32, nice: Int32) {
         var policy: Int32 = 0, nice: Int32 = 0
         cas_thread_priority(&policy, &nice)

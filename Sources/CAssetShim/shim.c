@@ -7,9 +7,11 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -174,17 +176,31 @@ int cas_thread_enter_background(void) {
     return sched_setscheduler(0, SCHED_BATCH, &param) == 0 ? 0 : 1;
 }
 
-int cas_thread_is_background(void) {
-    if (sched_getscheduler(0) == SCHED_IDLE) return 1;
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, 0);
-    return errno == 0 && nice >= 19;
-}
+/* struct sched_attr of sched_getattr(2), which glibc 2.36 does not declare. */
+struct cas_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
 
 void cas_thread_priority(int *policy, int *nice) {
+    // One system call for both; two where sched_getattr is missing or refused.
+    struct cas_sched_attr attr = { .size = sizeof attr };
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) == 0) {
+        *policy = (int)attr.sched_policy;
+        *nice = attr.sched_nice;
+        return;
+    }
     *policy = sched_getscheduler(0);
-    errno = 0;
     *nice = getpriority(PRIO_PROCESS, 0);
+}
+
+int cas_thread_is_background(void) {
+    int policy, nice;
+    cas_thread_priority(&policy, &nice);
+    return policy == SCHED_IDLE || nice >= 19;
 }
 
 int cas_gettid(void) { return (int)gettid(); }

@@ -143,7 +143,8 @@ int cas_thread_enter_background(void);
 int cas_thread_is_background(void);
 
 /** The calling thread's scheduling policy (SCHED_OTHER 0, SCHED_IDLE 5…)
- *  and nice value. sched_getscheduler(2), getpriority(2). */
+ *  and nice value. sched_getattr(2) (else sched_getscheduler(2) and
+ *  getpriority(2)). */
 void cas_thread_priority(int *policy, int *nice);
 
 /** The calling thread's ID. gettid(2). */
