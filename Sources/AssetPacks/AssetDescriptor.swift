@@ -30,7 +30,10 @@ import AssetSystem
 ///   and `lseek` move it for all of them. It is set to ``offset`` when the
 ///   descriptor is handed out. For a consumer that reads with `read` while
 ///   others may read the same member, or to pass the descriptor to another
-///   process, ask for ``Options/ownOffset``.
+///   process, ask for ``Options/ownOffset``. ``AssetPackClient`` follows the
+///   same rule for the descriptors it gets from the daemon: those of one
+///   archive share a position unless asked for with `.ownOffset`, though
+///   never with another process's.
 ///
 /// Close it with ``close()``; a descriptor that is never closed is closed
 /// when the last reference goes. ``take()`` hands ownership of the number to

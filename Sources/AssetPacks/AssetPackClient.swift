@@ -32,6 +32,9 @@ public final class AssetPackClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: DaemonProtocol.headerSize + DaemonProtocol.maximumReplyBody)
         /// The daemon answered a batch as an unknown kind: ask member by member.
         var batchesUnsupported = false
+        /// The daemon refused the shared-position flag (it predates it):
+        /// every descriptor is then a new open description.
+        var sharedUnsupported = false
     }
 
     private let state = Mutex(State())
@@ -58,8 +61,15 @@ public final class AssetPackClient: Sendable {
     /// ``AssetPackManager/descriptor(for:searchingInAssetPackWithID:options:)``:
     /// a stored member comes as the archive with offset and length, a
     /// deflated one (or any with `.standalone`) as a sealed memory file.
-    /// Every descriptor from the daemon is a new open description with a
-    /// file position of its own, as with `.ownOffset`.
+    /// As in this process, a stored member's descriptor shares its open
+    /// description — and so its file position — with this client's other
+    /// descriptors of the same archive, unless `options` has `.ownOffset`
+    /// (the daemon keeps one description per archive for the connection, so
+    /// that a handout opens nothing; its position is set to the member's
+    /// start when it is handed out: read with `pread` at the offset). No
+    /// other process shares it. With `.ownOffset`, from a daemon that
+    /// predates shared positions, and for memory files, the descriptor is a
+    /// new open description with a file position of its own.
     ///
     /// - Throws: the store's errors as the daemon met them
     ///   (`.assetPackNotFound`, `.fileNotFound`, `.ambiguousPath`,
@@ -72,14 +82,27 @@ public final class AssetPackClient: Sendable {
     public func descriptor(
         for path: String, searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
     ) throws(AssetPackError) -> AssetDescriptor {
-        let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone)).encoded
-        guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
+        let standalone = options.contains(.standalone)
+        let plain = DaemonRequest(pack: id, path: path, standalone: standalone).encoded
+        guard plain.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
             throw AssetPackError(.requestTooLarge, member: path, path: socketPath, message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
+        let wantsShared = !options.contains(.ownOffset)
+        let shared = wantsShared ? DaemonRequest(pack: id, path: path, standalone: standalone, shared: true).encoded : plain
         return try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
-            switch exchange(request, on: socket, buffer: &state.buffer) {
+            let asked = wantsShared && !state.sharedUnsupported
+            switch exchange(asked ? shared : plain, on: socket, buffer: &state.buffer) {
             case .descriptor(let d): return .done(AssetDescriptor(d))
-            case .failure(let error): throw error
+            case .failure(let error):
+                // Only a daemon that predates the flag refuses a request
+                // this client makes as malformed ("unknown flags 2"); it has
+                // closed the connection. Once more without the flag.
+                if asked && error.code == .malformedRequest {
+                    state.sharedUnsupported = true
+                    state.connection = nil
+                    return .again
+                }
+                throw error
             case .closedBeforeReply(let e): return .closedBeforeReply(e)
             case .broken(let e): return .broken(e)
             }
@@ -89,6 +112,8 @@ public final class AssetPackClient: Sendable {
     /// How one exchange on a connection ended.
     private enum Exchanged<T> {
         case done(T)
+        /// Ask again on a new connection (the request changed with the state).
+        case again
         /// The connection ended before any byte of the reply.
         case closedBeforeReply(Errno)
         /// A timeout, a broken reply, or an end in the middle of one.
@@ -113,6 +138,8 @@ public final class AssetPackClient: Sendable {
                 switch try body(&state, connection.socket) {
                 case .done(let value):
                     return value
+                case .again:
+                    continue
                 case .closedBeforeReply(let e):
                     state.connection = nil
                     if !fresh && !reconnected {
@@ -145,13 +172,14 @@ public final class AssetPackClient: Sendable {
         for paths: [String], searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
     ) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
         let standalone = options.contains(.standalone)
+        let shared = !options.contains(.ownOffset)
         var results: [Result<AssetDescriptor, AssetPackError>] = []
         results.reserveCapacity(paths.count)
         var chunk: [String] = []
         var chunkBody = (id?.utf8.count ?? 0) + 2
         func flush() throws(AssetPackError) {
             guard !chunk.isEmpty else { return }
-            results += try batch(DaemonBatchRequest(pack: id, paths: chunk, standalone: standalone))
+            results += try batch(DaemonBatchRequest(pack: id, paths: chunk, standalone: standalone, shared: shared))
             chunk = []
             chunkBody = (id?.utf8.count ?? 0) + 2
         }
@@ -174,15 +202,26 @@ public final class AssetPackClient: Sendable {
     /// The replies to one batch, whose members fit one request.
     private func batch(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
         if state.withLock({ $0.batchesUnsupported }) { return try singly(request) }
-        let bytes = request.encoded
+        var unshared = request
+        unshared.shared = false
+        let (shared, plain) = (request.encoded, unshared.encoded)
         let answered = try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
             var results: [Result<AssetDescriptor, AssetPackError>] = []
-            var reply = send(bytes, on: socket, buffer: &state.buffer, exactly: true)
+            let asked = request.shared && !state.sharedUnsupported
+            var reply = send(asked ? shared : plain, on: socket, buffer: &state.buffer, exactly: true)
             while true {
                 switch outcome(of: reply, buffer: state.buffer) {
                 case .descriptor(let d):
                     results.append(.success(AssetDescriptor(d)))
                 case .failure(let error):
+                    if results.isEmpty && asked && error.code == .malformedRequest {
+                        // A daemon that predates the shared-position flag
+                        // ("unknown flags 2"; it may know batches): once
+                        // more without it, on a new connection.
+                        state.sharedUnsupported = true
+                        state.connection = nil
+                        return .again
+                    }
                     if results.isEmpty && (error.code == .malformedRequest || error.code == .requestTooLarge) {
                         // The batch refused whole: by a daemon that predates
                         // batches ("unknown request kind 3"), which then
@@ -207,7 +246,8 @@ public final class AssetPackClient: Sendable {
 
     /// A batch's members asked for one by one.
     private func singly(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
-        let options: AssetDescriptor.Options = request.standalone ? .standalone : []
+        var options: AssetDescriptor.Options = request.standalone ? .standalone : []
+        if !request.shared { options.insert(.ownOffset) }
         var results: [Result<AssetDescriptor, AssetPackError>] = []
         for path in request.paths {
             do {

@@ -19,16 +19,16 @@ package enum DaemonProtocolFuzzing {
             let decode: (UnsafeRawBufferPointer) -> [UInt8]?
             switch DaemonRequest.parseHeader(header) {
             case .refused: return decoded
-            case .body(let n, let packLength, let standalone):
+            case .body(let n, let packLength, let standalone, let shared):
                 length = n
-                decode = { DaemonRequest.decode(body: $0, packLength: packLength, standalone: standalone)?.encoded }
+                decode = { DaemonRequest.decode(body: $0, packLength: packLength, standalone: standalone, shared: shared)?.encoded }
             case .download(let n, let packLength, let wait, let discretionary):
                 length = n
                 decode = { DaemonDownloadRequest.decode(body: $0, packLength: packLength, wait: wait, discretionary: discretionary)?.encoded }
-            case .batch(let n, let packLength, let standalone):
+            case .batch(let n, let packLength, let standalone, let shared):
                 length = n
                 decode = { body in
-                    guard case .success(let batch) = DaemonBatchRequest.decode(body: body, packLength: packLength, standalone: standalone) else {
+                    guard case .success(let batch) = DaemonBatchRequest.decode(body: body, packLength: packLength, standalone: standalone, shared: shared) else {
                         return nil
                     }
                     precondition((1...DaemonProtocol.maximumBatch).contains(batch.paths.count), "a batch decoded with \(batch.paths.count) members")

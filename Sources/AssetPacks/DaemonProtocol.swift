@@ -11,7 +11,7 @@
 /// | 4  | 2 | protocol version, 1 |
 /// | 6  | 2 | kind: 1 = descriptor, 2 = download, 3 = batch |
 /// | 8  | 4 | body length, at most ``maximumRequestBody`` |
-/// | 12 | 2 | flags: descriptor and batch: bit 0 = standalone; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
+/// | 12 | 2 | flags: descriptor and batch: bit 0 = standalone, bit 1 = shared position; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
 /// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" (descriptor and batch) |
 /// | 16 | … | descriptor: the pack ID, then the member path (the rest of the body); download: see ``DaemonDownloadRequest``; batch: see ``DaemonBatchRequest`` |
 ///
@@ -24,6 +24,16 @@
 /// | 6  | 2 | status: 0 = success, else an ``AssetPackError/Code`` |
 /// | 8  | 4 | body length, at most ``maximumReplyBody`` |
 /// | 12 | 4 | reserved, 0 |
+///
+/// With the shared-position flag, a stored member's descriptor may be an
+/// open description the daemon keeps for this connection and hands out
+/// for every member of the same archive, as a process's own handouts
+/// share one (``AssetStore/descriptor(for:inPack:options:)`` without
+/// `.ownOffset`): its file position is set to the member's start when it
+/// is handed out and is the same for all of them, so the client reads with
+/// `pread` at the offset. Without the flag, every descriptor is a new open
+/// description with a file position of its own. The flag changes nothing
+/// for memory files, each of which is a new open description.
 ///
 /// A success carries the descriptor (`SCM_RIGHTS`, on the reply's first
 /// byte) and a 32-byte body: offset (i64), length (i64), size of the file
@@ -85,6 +95,9 @@ enum DaemonProtocol {
     /// The most members one batch request may name.
     static let maximumBatch = 64
     static let standaloneFlag: UInt16 = 1
+    /// The client accepts a descriptor that shares its open description
+    /// (and file position) with the connection's others of the same archive.
+    static let sharedFlag: UInt16 = 2
     static let waitFlag: UInt16 = 1
     static let discretionaryFlag: UInt16 = 2
     static let successBodySize = 32
@@ -115,13 +128,22 @@ struct DaemonRequest: Sendable, Equatable {
     var path: String
     /// Whether to ask for a standalone descriptor (offset 0, exactly the member).
     var standalone: Bool
+    /// Whether a stored member's descriptor may share its open description
+    /// with the connection's others of the same archive (``DaemonProtocol/sharedFlag``).
+    var shared: Bool
 
     /// A request for the member at `path`, in `pack` or in whichever
     /// installed pack holds it.
-    init(pack: String?, path: String, standalone: Bool = false) {
+    init(pack: String?, path: String, standalone: Bool = false, shared: Bool = false) {
         self.pack = pack
         self.path = path
         self.standalone = standalone
+        self.shared = shared
+    }
+
+    /// The request's header flags.
+    static func flags(standalone: Bool, shared: Bool) -> UInt16 {
+        (standalone ? DaemonProtocol.standaloneFlag : 0) | (shared ? DaemonProtocol.sharedFlag : 0)
     }
 
     /// The request's bytes: header and body.
@@ -134,7 +156,7 @@ struct DaemonRequest: Sendable, Equatable {
         out.appendLittleEndian(DaemonProtocol.version)
         out.appendLittleEndian(DaemonProtocol.descriptorKind)
         out.appendLittleEndian(UInt32(truncatingIfNeeded: body))
-        out.appendLittleEndian(standalone ? DaemonProtocol.standaloneFlag : 0)
+        out.appendLittleEndian(Self.flags(standalone: standalone, shared: shared))
         out.appendLittleEndian(UInt16(truncatingIfNeeded: packBytes.count))
         out.append(contentsOf: packBytes)
         out.append(contentsOf: path.utf8)
@@ -144,11 +166,11 @@ struct DaemonRequest: Sendable, Equatable {
     /// What a request header says: how long the body is, or why the
     /// connection cannot go on.
     enum Header: Equatable {
-        case body(length: Int, packLength: Int, standalone: Bool)
+        case body(length: Int, packLength: Int, standalone: Bool, shared: Bool)
         /// A download request (``DaemonDownloadRequest``).
         case download(length: Int, packLength: Int, wait: Bool, discretionary: Bool)
         /// A batch request (``DaemonBatchRequest``).
-        case batch(length: Int, packLength: Int, standalone: Bool)
+        case batch(length: Int, packLength: Int, standalone: Bool, shared: Bool)
         case refused(AssetPackError.Code, String)
     }
 
@@ -171,7 +193,8 @@ struct DaemonRequest: Sendable, Equatable {
             return .refused(.requestTooLarge, "request body of \(length) bytes exceeds the limit of \(DaemonProtocol.maximumRequestBody)")
         }
         let flags = h.littleEndian(UInt16.self, at: 12)
-        let known = kind == DaemonProtocol.downloadKind ? DaemonProtocol.waitFlag | DaemonProtocol.discretionaryFlag : DaemonProtocol.standaloneFlag
+        let known = kind == DaemonProtocol.downloadKind ? DaemonProtocol.waitFlag | DaemonProtocol.discretionaryFlag
+                                                        : DaemonProtocol.standaloneFlag | DaemonProtocol.sharedFlag
         guard flags & ~known == 0 else { return .refused(.malformedRequest, "unknown flags \(flags)") }
         let packLength = Int(h.littleEndian(UInt16.self, at: 14))
         guard packLength <= length else {
@@ -181,21 +204,23 @@ struct DaemonRequest: Sendable, Equatable {
             return .download(length: length, packLength: packLength, wait: flags & DaemonProtocol.waitFlag != 0,
                              discretionary: flags & DaemonProtocol.discretionaryFlag != 0)
         }
+        let standalone = flags & DaemonProtocol.standaloneFlag != 0
+        let shared = flags & DaemonProtocol.sharedFlag != 0
         if kind == DaemonProtocol.batchKind {
-            return .batch(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
+            return .batch(length: length, packLength: packLength, standalone: standalone, shared: shared)
         }
-        return .body(length: length, packLength: packLength, standalone: flags & DaemonProtocol.standaloneFlag != 0)
+        return .body(length: length, packLength: packLength, standalone: standalone, shared: shared)
     }
 
     /// Decodes a body whose header ``parseHeader(_:)`` accepted; `nil` when
     /// a string is not valid UTF-8.
-    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool) -> DaemonRequest? {
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> DaemonRequest? {
         let packBytes = UnsafeRawBufferPointer(rebasing: body[..<packLength])
         let pathBytes = UnsafeRawBufferPointer(rebasing: body[packLength...])
         guard let path = String(validating: pathBytes, as: UTF8.self) else { return nil }
-        if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone) }
+        if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone, shared: shared) }
         guard let pack = String(validating: packBytes, as: UTF8.self) else { return nil }
-        return DaemonRequest(pack: pack, path: path, standalone: standalone)
+        return DaemonRequest(pack: pack, path: path, standalone: standalone, shared: shared)
     }
 }
 
@@ -203,7 +228,7 @@ struct DaemonRequest: Sendable, Equatable {
 /// for in every installed pack, in one round trip.
 ///
 /// The header is a request header (``DaemonProtocol``) with kind 3; flags
-/// bit 0 = standalone (for every member); bytes 14–15 the pack ID's length
+/// bit 0 = standalone, bit 1 = shared position (for every member); bytes 14–15 the pack ID's length
 /// (0: search every pack). The body is the pack ID, then a member count
 /// (u16, 1 to ``DaemonProtocol/maximumBatch``), then that many paths, each a
 /// u16 length and UTF-8 bytes, filling the body exactly.
@@ -224,6 +249,8 @@ struct DaemonBatchRequest: Sendable, Equatable {
     var pack: String?
     var paths: [String]
     var standalone: Bool
+    /// As ``DaemonRequest/shared``, for every member.
+    var shared: Bool = false
 
     /// Why a batch's body is refused as a whole.
     enum Refusal: Error, Equatable {
@@ -248,15 +275,15 @@ struct DaemonBatchRequest: Sendable, Equatable {
         let packLength = body.count
         body.appendLittleEndian(UInt16(truncatingIfNeeded: paths.count))
         for path in paths { body.appendField(path) }
-        return DaemonProtocol.request(kind: DaemonProtocol.batchKind, flags: standalone ? DaemonProtocol.standaloneFlag : 0,
+        return DaemonProtocol.request(kind: DaemonProtocol.batchKind, flags: DaemonRequest.flags(standalone: standalone, shared: shared),
                                       packLength: packLength, body: body)
     }
 
     /// The descriptor request for each member, as the daemon answers them.
-    var members: [DaemonRequest] { paths.map { DaemonRequest(pack: pack, path: $0, standalone: standalone) } }
+    var members: [DaemonRequest] { paths.map { DaemonRequest(pack: pack, path: $0, standalone: standalone, shared: shared) } }
 
     /// Decodes a body whose header ``DaemonRequest/parseHeader(_:)`` read as `.batch`.
-    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool) -> Result<DaemonBatchRequest, Refusal> {
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> Result<DaemonBatchRequest, Refusal> {
         let pack: String?
         if packLength == 0 { pack = nil } else {
             guard let text = String(validating: UnsafeRawBufferPointer(rebasing: body[..<packLength]), as: UTF8.self) else {
@@ -282,7 +309,7 @@ struct DaemonBatchRequest: Sendable, Equatable {
             at += 2 + n
         }
         guard at == body.count else { return .failure(.malformed("\(body.count - at) bytes follow the batch's last member")) }
-        return .success(DaemonBatchRequest(pack: pack, paths: paths, standalone: standalone))
+        return .success(DaemonBatchRequest(pack: pack, paths: paths, standalone: standalone, shared: shared))
     }
 }
 

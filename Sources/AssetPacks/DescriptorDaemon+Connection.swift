@@ -44,6 +44,8 @@ extension DescriptorDaemon {
         var watching: Epoll.Events = .readable
         /// The memory files handed out on this connection (``MemoryFiles``).
         var given = Set<Int>()
+        /// The archives' open descriptions its shared-position requests get.
+        var shared = SharedDescriptions()
 
         init(socket: consuming UnixSocket, id: Int, uid: UInt32, firstDeadline: Double) {
             self.socket = socket
@@ -81,9 +83,9 @@ extension DescriptorDaemon {
         switch header {
         case .refused(let status, let message):
             return (.refused(status, message), bytes.count)
-        case .body(let length, let packLength, let standalone):
+        case .body(let length, let packLength, let standalone, let shared):
             guard let b = body(length) else { return nil }
-            let parsed = DaemonRequest.decode(body: b, packLength: packLength, standalone: standalone).map(Parsed.request)
+            let parsed = DaemonRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared).map(Parsed.request)
                 ?? .answer(DaemonReply.failure(.malformedRequest, message: "the pack ID or path is not valid UTF-8"))
             return (parsed, DaemonProtocol.headerSize + length)
         case .download(let length, let packLength, let wait, let discretionary):
@@ -92,10 +94,10 @@ extension DescriptorDaemon {
                 .map(Parsed.download)
                 ?? .answer(DaemonReply.failure(.malformedRequest, message: "the download request's fields do not fill its body, or are not valid UTF-8"))
             return (parsed, DaemonProtocol.headerSize + length)
-        case .batch(let length, let packLength, let standalone):
+        case .batch(let length, let packLength, let standalone, let shared):
             guard let b = body(length) else { return nil }
             let parsed: Parsed
-            switch DaemonBatchRequest.decode(body: b, packLength: packLength, standalone: standalone) {
+            switch DaemonBatchRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared) {
             case .success(let batch): parsed = .batch(batch)
             case .failure(let refusal): parsed = .answer(refusal.reply)
             }
@@ -106,13 +108,21 @@ extension DescriptorDaemon {
     // MARK: Answering
 
     /// The reply to `request`, as the loop can give it without waiting: a
-    /// stored member's descriptor (one lookup; a spare open description of
-    /// its archive when ``Spares`` has one, else an `openat`; no `fstat`),
-    /// or an error of the lookup. `nil` when making it may block (a memory
-    /// file), so a worker must. An archive whose spares run low is added to
-    /// `refills`, for ``refill(_:)`` once the reply is sent.
-    func answerAtOnce(_ request: DaemonRequest, refills: inout [ArchiveID]) -> Outgoing? {
+    /// stored member's descriptor (one lookup; with the shared-position
+    /// flag the connection's description of its archive, `c.shared`, which
+    /// `room` bounds, see ``answerShared(_:shared:room:memoryFile:)``;
+    /// else a spare open description of its archive when ``Spares`` has
+    /// one, else an `openat`; no `fstat`), or an error of the lookup. `nil`
+    /// when making it may block (a memory file), so a worker must. An
+    /// archive whose spares run low is added to `refills`, for
+    /// ``refill(_:)`` once the reply is sent.
+    func answerAtOnce(_ request: DaemonRequest, of c: Connection, room: inout Int, refills: inout [ArchiveID]) -> Outgoing? {
         guard !request.standalone else { return nil }
+        if request.shared {
+            var memoryFile = false
+            if let reply = answerShared(request, shared: &c.shared, room: &room, memoryFile: &memoryFile) { return reply }
+            if memoryFile { return nil }
+        }
         let spares = self.spares
         var low: ArchiveID?
         do throws(StoreError) {

@@ -10,7 +10,8 @@ extension DescriptorDaemon {
     /// Each readable connection is read into one buffer of the loop's, and
     /// every whole request in it is answered in order. A stored member's
     /// descriptor, and every error of a lookup, is answered on the loop
-    /// itself (an index lookup and a spare descriptor, no waiting); a request that
+    /// itself (an index lookup and the connection's shared description of
+    /// the archive or a spare descriptor, no waiting); a request that
     /// needs a memory file goes to a worker (``Workers``), a download request
     /// to a thread of its own, and the connection reads nothing more until
     /// their replies are back (``Completion``) — so replies keep the order of
@@ -35,11 +36,15 @@ extension DescriptorDaemon {
         private var nextSweep = Double.infinity
         /// Archives whose spares ran low while answering: refilled once the replies are sent.
         private var refills: [ArchiveID] = []
+        /// How many more shared descriptions (``SharedDescriptions``) the
+        /// connections may keep, within the daemon's descriptor room.
+        private var sharedRoom: Int
         private let configuration: Configuration
 
         init(daemon: DescriptorDaemon) throws(Errno) {
             self.daemon = daemon
             self.configuration = daemon.configuration
+            sharedRoom = daemon.sharedCapacity
             epoll = try Epoll()
             scratch = [UInt8](repeating: 0, count: 64 * 1024)
             try daemon.makeNonBlocking()
@@ -138,6 +143,7 @@ extension DescriptorDaemon {
             if !c.hungUp { try? epoll.remove(c.number) }
             daemon.memoryFiles.release(c.given, of: c.uid)
             c.given = []
+            sharedRoom += c.shared.removeAll()
             // The descriptor closes when the last reference, this one, goes.
         }
 
@@ -214,13 +220,13 @@ extension DescriptorDaemon {
                 case .answer(let bytes):
                     send(c, bytes)
                 case .request(let request):
-                    if let reply = daemon.answerAtOnce(request, refills: &refills) { send(c, reply) } else { hand([request], of: c) }
+                    if let reply = daemon.answerAtOnce(request, of: c, room: &sharedRoom, refills: &refills) { send(c, reply) } else { hand([request], of: c) }
                 case .batch(let batch):
                     // The members' lookups first, then their replies in one
                     // burst: the client is not woken for each in between.
                     var members = batch.members[...]
                     var replies: [Outgoing] = []
-                    while let first = members.first, let reply = daemon.answerAtOnce(first, refills: &refills) {
+                    while let first = members.first, let reply = daemon.answerAtOnce(first, of: c, room: &sharedRoom, refills: &refills) {
                         replies.append(reply)
                         members = members.dropFirst()
                     }

@@ -12,10 +12,22 @@ extension DescriptorDaemon {
         /// The descriptor's number, for `sendmsg`.
         let passing: Int32?
 
+        /// The connection's description this reply passes, kept open until it is sent.
+        let shared: SharedDescription?
+
         init(_ bytes: [UInt8], passing descriptor: consuming FileDescriptor? = nil) {
             self.bytes = bytes
             self.passing = descriptor?.rawValue
             self.descriptor = descriptor
+            self.shared = nil
+        }
+
+        /// A reply that passes `shared`'s descriptor, which stays the connection's.
+        init(_ bytes: [UInt8], sharing shared: SharedDescription) {
+            self.bytes = bytes
+            self.passing = shared.descriptor.rawValue
+            self.descriptor = nil
+            self.shared = shared
         }
     }
 

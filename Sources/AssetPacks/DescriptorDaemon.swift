@@ -133,6 +133,11 @@ public final class DescriptorDaemon: Sendable {
     let memoryFiles: MemoryFiles
     /// Spare open descriptions of the archives handed out last.
     let spares: Spares
+    /// How many shared descriptions (``SharedDescriptions``) all
+    /// connections may keep at once: what `ulimit -n` leaves after
+    /// connections, memory files and spares; 0 answers every request with
+    /// a new open description.
+    let sharedCapacity: Int
     let logs: LogLimiter
     /// The downloads asked for by download requests.
     let downloads: Downloads
@@ -202,12 +207,15 @@ public final class DescriptorDaemon: Sendable {
         // No connection holds a thread, so the soft limit (1024 for the sake
         // of select(2), which the daemon does not use) is raised as far as
         // the hard limit allows for what the configuration asks.
-        DescriptorLimit.raise(to: configuration.maximumConnections + 64 + Self.descriptorsForWork + Spares.maximum)
+        DescriptorLimit.raise(to: configuration.maximumConnections + 64 + Self.descriptorsForWork + Spares.maximum + SharedDescriptions.maximum)
         let room = max(2, Self.descriptorLimit() - Self.descriptorsForWork)
         let files = min(64, max(1, room / 4))
         self.maximumConnections = max(1, min(configuration.maximumConnections, room - files))
         // Spares only in the room connections and memory files leave.
-        self.spares = Spares(capacity: Spares.capacity(room: room - files - maximumConnections))
+        let spareCapacity = Spares.capacity(room: room - files - maximumConnections)
+        self.spares = Spares(capacity: spareCapacity)
+        // Shared descriptions in what is left.
+        self.sharedCapacity = min(SharedDescriptions.maximum, max(0, room - files - maximumConnections - spareCapacity))
         self.memoryFiles = MemoryFiles(cache: manager.store.memoryFiles, capacity: configuration.memoryCacheBytes, maximumFiles: files,
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)

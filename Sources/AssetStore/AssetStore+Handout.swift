@@ -34,6 +34,20 @@ public struct ArchiveHandout: ~Copyable, Sendable {
     public consuming func take() -> Int32 { descriptor.take() }
 }
 
+/// Where a stored member lies: its archive file, and its place and the
+/// archive's size, as ``AssetStore/placement(of:inPack:)`` finds them.
+public struct StoredPlace: Hashable, Sendable {
+    public let archive: ArchiveID
+    /// Where the member's bytes begin in the archive.
+    public let offset: Int64
+    /// The member's length in bytes.
+    public let length: Int64
+    /// The archive file's size (as mapped: an installed archive never changes).
+    public let archiveSize: Int64
+    /// The CRC-32 the member's bytes must have (the index's record of it).
+    public let crc32: UInt32
+}
+
 extension AssetStore {
     /// What ``handout(for:inPack:spare:)`` found.
     public enum Handout: ~Copyable, Sendable {
@@ -59,22 +73,53 @@ extension AssetStore {
                         spare: (ArchiveID) -> FileDescriptor? = { _ in nil }) throws(StoreError) -> Handout {
         try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> Handout? in
             guard record.method == .stored else { return .memoryFile(pack: id, record: record) }
-            let end = record.dataOffset.addingReportingOverflow(record.storedSize)
-            guard !end.overflow, end.partialValue <= UInt64(map.count), record.size == record.storedSize else {
-                throw .corruptRecord(pack: id, member: path, reason: .dataOutsideArchive)
-            }
-            let archive = ArchiveID(pack: id, archiveKey: record.archiveKey)
+            let place = try Self.storedPlace(of: record, path: path, pack: id, in: map)
             let fd: FileDescriptor
-            if let given = spare(archive) {
+            if let given = spare(place.archive) {
                 fd = given
             } else {
-                guard let opened = try openArchive(archive) else { return nil }  // gone: look again
+                guard let opened = try openArchive(place.archive) else { return nil }  // gone: look again
                 fd = opened
             }
-            do throws(Errno) { try fd.seek(to: Int64(record.dataOffset)) } catch { throw .system(error) }
-            return .stored(ArchiveHandout(descriptor: fd, archive: archive, offset: Int64(record.dataOffset), length: Int64(record.size),
-                                          archiveSize: Int64(map.count), crc32: record.crc32))
+            do throws(Errno) { try fd.seek(to: place.offset) } catch { throw .system(error) }
+            return .stored(ArchiveHandout(descriptor: fd, archive: place.archive, offset: place.offset, length: place.length,
+                                          archiveSize: place.archiveSize, crc32: place.crc32))
         }
+    }
+
+    /// What ``placement(of:inPack:)`` found.
+    public enum Placement: Sendable {
+        /// A stored member, handed out as a range of its archive.
+        case stored(StoredPlace)
+        /// A member that is handed out as a memory file (deflated).
+        case memoryFile(pack: String, record: MemberRecord)
+    }
+
+    /// The member at `path`, in pack `pack` or in whichever installed pack
+    /// holds it, found by one lookup as ``handout(for:inPack:spare:)``
+    /// finds it, opening nothing: for a caller that keeps open descriptions
+    /// of archives itself. A stored member's archive was installed when it
+    /// was found; if it is gone when the caller opens it (an update or a
+    /// removal in between), ``openArchive(_:)`` says so with `nil`, and a
+    /// new lookup finds what replaced it.
+    ///
+    /// - Throws: as ``handout(for:inPack:spare:)``.
+    public func placement(of path: String, inPack pack: String? = nil) throws(StoreError) -> Placement {
+        try withMember(path, inPack: pack) { (id, record, map) throws(StoreError) -> Placement? in
+            guard record.method == .stored else { return .memoryFile(pack: id, record: record) }
+            return .stored(try Self.storedPlace(of: record, path: path, pack: id, in: map))
+        }
+    }
+
+    /// Where the stored member `record` lies in its archive `map`, checked
+    /// to lie inside it with a size that is its stored size.
+    private static func storedPlace(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> StoredPlace {
+        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
+        guard !end.overflow, end.partialValue <= UInt64(map.count), record.size == record.storedSize else {
+            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
+        }
+        return StoredPlace(archive: ArchiveID(pack: pack, archiveKey: record.archiveKey), offset: Int64(record.dataOffset),
+                           length: Int64(record.size), archiveSize: Int64(map.count), crc32: record.crc32)
     }
 
     /// A new read-only, close-on-exec open description of `archive`, opened

@@ -18,19 +18,38 @@ import AssetSystem
         DaemonRequest(pack: "com.example.Game", path: "Levels/1.json"),
         DaemonRequest(pack: nil, path: "données/日本.txt", standalone: true),
         DaemonRequest(pack: "p", path: ""),
+        DaemonRequest(pack: "p", path: "a/b", shared: true),
+        DaemonRequest(pack: nil, path: "a", standalone: true, shared: true),
     ])
     func requestsRoundTrip(_ request: DaemonRequest) throws {
         let bytes = request.encoded
         #expect(Array(bytes[0..<4]) == Array("APDQ".utf8))
-        guard case .body(let length, let packLength, let standalone) = parse(bytes) else {
+        #expect(bytes[12] == (request.standalone ? 1 : 0) | (request.shared ? 2 : 0) && bytes[13] == 0)
+        guard case .body(let length, let packLength, let standalone, let shared) = parse(bytes) else {
             Issue.record("refused: \(parse(bytes))")
             return
         }
         #expect(16 + length == bytes.count)
         let decoded = bytes.withUnsafeBytes {
-            DaemonRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone)
+            DaemonRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone, shared: shared)
         }
         #expect(decoded == request)
+    }
+
+    @Test func batchesCarryTheSharedFlagForEveryMember() {
+        let batch = DaemonBatchRequest(pack: "p", paths: ["a", "b"], standalone: false, shared: true)
+        let bytes = batch.encoded
+        #expect(bytes[12] == 2)
+        guard case .batch(let length, let packLength, let standalone, let shared) = parse(bytes) else {
+            Issue.record("refused: \(parse(bytes))")
+            return
+        }
+        #expect(!standalone && shared && 16 + length == bytes.count)
+        let decoded = bytes.withUnsafeBytes {
+            DaemonBatchRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone, shared: shared)
+        }
+        #expect(decoded == .success(batch))
+        #expect(batch.members.allSatisfy { $0.shared && !$0.standalone })
     }
 
     static func header(_ edit: (inout [UInt8]) -> Void) -> [UInt8] {
@@ -48,6 +67,10 @@ import AssetSystem
         #expect(status(Self.header { $0[4] = 2 }) == .unsupportedVersion)             // version
         #expect(status(Self.header { $0[6] = 7 }) == .malformedRequest)               // kind
         #expect(status(Self.header { $0[12] = 0x80 }) == .malformedRequest)           // unknown flag
+        #expect(status(Self.header { $0[12] = 0x04 }) == .malformedRequest)           // the first bit past shared
+        #expect(status(Self.header { $0[13] = 0x01 }) == .malformedRequest)           // a flag in the high byte
+        #expect(status(Self.header { $0[12] = 0x03 }) == nil)                         // standalone and shared
+        if case .refused(_, let message) = parse(Self.header { $0[12] = 0x04 }) { #expect(message == "unknown flags 4") }
         #expect(status(Self.header { $0[14] = 99 }) == .malformedRequest)             // pack longer than body
         #expect(status(Self.header { $0[8] = 0x01; $0[9] = 0x20 }) == .requestTooLarge)  // 8193 bytes
         #expect(status(Self.header { $0[8] = 0; $0[9] = 0x20; $0[14] = 0 }) == nil)    // 8192 is allowed

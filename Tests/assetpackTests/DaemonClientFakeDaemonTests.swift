@@ -32,6 +32,7 @@ import TestSupport
         private let listener: Listener
         private let stopped = Atomic<Bool>(false)
         private let served = Atomic<Int>(0)
+        private let seen = Mutex<[UInt16]>([])
         private let finished = DispatchSemaphore(value: 0)
 
         init(_ path: String, _ acts: [Act]) throws {
@@ -45,6 +46,9 @@ import TestSupport
 
         /// How many connections it has served.
         var connections: Int { served.load(ordering: .acquiring) }
+
+        /// The flags of each connection's request, in order.
+        var flags: [UInt16] { seen.withLock { $0 } }
 
         /// Stops accepting and waits for the thread (it polls, so within a moment).
         func stop() {
@@ -76,6 +80,7 @@ import TestSupport
             served.add(1, ordering: .releasing)
             // The whole request first, so that nothing is left unread at the close.
             guard let header = try? Self.read(16, from: connection), header.count == 16 else { return }
+            seen.withLock { $0.append(UInt16(header[12]) | UInt16(header[13]) << 8) }
             let length = Int(header[8]) | Int(header[9]) << 8 | Int(header[10]) << 16 | Int(header[11]) << 24
             _ = try? Self.read(length, from: connection)
             switch act {
@@ -250,7 +255,10 @@ import TestSupport
 
     /// A daemon that predates batches answers one "unknown request kind 3"
     /// and closes: both clients then ask member by member, each on the
-    /// connection the fake daemon gives it.
+    /// connection the fake daemon gives it. The Swift client asks for shared
+    /// positions, so it takes the first refusal for a daemon that predates
+    /// those (which may know batches) and asks for the batch once more
+    /// without the flag first.
     @Test(.timeLimit(.minutes(3))) func aDaemonWithoutBatchesIsAskedMemberByMember() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-client-old-daemon")
@@ -260,7 +268,7 @@ import TestSupport
         let found = Self.whole(status: 0, Self.successBody(), passing: file)
         let missing = Self.whole(status: 2, Self.failureBody([Array("b".utf8), Array("no b".utf8)]))
         for client in ["swift", "c"] {
-            let old = try FakeDaemon(s.file("old-\(client).sock"), [unknown, found, missing, found])
+            let old = try FakeDaemon(s.file("old-\(client).sock"), (client == "swift" ? [unknown] : []) + [unknown, found, missing, found])
             defer { old.stop() }
             if client == "swift" {
                 let results = try AssetPackClient(socketPath: old.path).descriptors(for: ["a", "b", "c"])
@@ -271,7 +279,38 @@ import TestSupport
                 let r = try Program.run(b.check, ["batch", "--socket", old.path, "a", "b", "c"])
                 #expect(r.status == 0 && r.out == "rc=0\nmember=0,10,0\nmember=-2,0,0\nmember=0,10,0\nleaked=0\n", "\(r.out) \(r.stderr)")
             }
-            #expect(old.connections == 4)
+            #expect(old.connections == (client == "swift" ? 5 : 4))
+            #expect(old.flags == (client == "swift" ? [2, 0, 0, 0, 0] : [0, 0, 0, 0]))
         }
+    }
+
+    /// A daemon that predates shared positions refuses the flag ("unknown
+    /// flags 2") and closes: the Swift client asks once more without it, on
+    /// a new connection, and never sends it to that daemon again; a batch
+    /// stays a batch.
+    @Test(.timeLimit(.minutes(3))) func aDaemonWithoutSharedPositionsIsAskedWithoutThem() throws {
+        let s = TemporaryDirectory("assetpack-client-unshared-daemon")
+        let file = s.file("member")
+        try Data(repeating: 7, count: 10).write(to: URL(fileURLWithPath: file))
+        let unknown = Self.whole(status: 65, Self.failureBody([Array("unknown flags 2".utf8)]))
+        let found = Self.whole(status: 0, Self.successBody(), passing: file)
+        let old = try FakeDaemon(s.file("old.sock"), [unknown, found, found])
+        defer { old.stop() }
+        let client = AssetPackClient(socketPath: old.path)
+        for _ in 0 ..< 2 {
+            let d = try client.descriptor(for: "a", searchingInAssetPackWithID: "p")
+            #expect(d.length == 10 && d.source == .archive)
+        }
+        #expect(old.connections == 3 && old.flags == [2, 0, 0])
+
+        let success = Self.replyHeader(status: 0, length: 32) + Self.successBody()
+        let notFound = Self.failureBody([Array("b".utf8), Array("p".utf8), Array("no b".utf8)])
+        let replies = Act.reply([(success, file), (Self.replyHeader(status: 2, length: notFound.count) + notFound, nil), (success, file)])
+        let batching = try FakeDaemon(s.file("batching.sock"), [unknown, replies])
+        defer { batching.stop() }
+        let results = try AssetPackClient(socketPath: batching.path).descriptors(for: ["a", "b", "c"], searchingInAssetPackWithID: "p")
+        #expect(results.count == 3 && (try? results[0].get().length) == 10 && (try? results[2].get().length) == 10)
+        if case .failure(let e) = results[1] { #expect(e.code == .fileNotFound && e.member == "b", "\(e)") } else { Issue.record("b was found") }
+        #expect(batching.connections == 2 && batching.flags == [2, 0])
     }
 }

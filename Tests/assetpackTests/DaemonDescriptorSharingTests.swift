@@ -1,31 +1,142 @@
 import Foundation
 import Testing
-import AssetPacks
+@testable import AssetPacks
+import AssetStore
+import AssetSystem
 import TestSupport
 
-/// The daemon never passes a `dup` of what it holds: each client's
-/// descriptor has a file position of its own, stored or memory file alike,
-/// though the store behind the daemon hands out `dup`s of one file.
+/// Which descriptors from the daemon share an open description (and so a
+/// file position): a client's stored members of one archive do, as a
+/// process's own handouts do, unless it asks for `.ownOffset`; nothing is
+/// ever shared between two clients, and memory files never are.
 @Suite(.serialized) struct DaemonDescriptorSharingTests {
     typealias Daemon = DaemonTests.Daemon
 
-    @Test(.timeLimit(.minutes(4))) func everyClientGetsAPositionOfItsOwn() throws {
-        let s = TemporaryDirectory("assetpack-daemon-own-offset")
+    /// Whether moving `a`'s file position moves `b`'s: one open description.
+    static func shareAPosition(_ a: AssetDescriptor, _ b: AssetDescriptor) -> Bool {
+        let before = lseek(b.fileDescriptor, 0, SEEK_CUR)
+        let moved = lseek(a.fileDescriptor, before + 7, SEEK_SET)
+        defer { _ = lseek(a.fileDescriptor, before, SEEK_SET) }
+        return moved == before + 7 && lseek(b.fileDescriptor, 0, SEEK_CUR) == before + 7
+    }
+
+    @Test(.timeLimit(.minutes(4))) func aClientsStoredMembersShareOneDescriptionAndNoOtherClientsDo() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared")
         let manager = try DaemonTests().setUp(s)
         let daemon = try Daemon(s.container)
         defer { daemon.stop() }
         let clients = try (0 ..< 2).map { _ in try AssetPackClient.connect(container: manager.container) }
-        let cases: [(String, AssetDescriptor.Options)] = [("media/big.bin", []), ("text/a.txt", []), ("media/mid.bin", .standalone)]
-        for (path, options) in cases {
-            let first = try clients[0].descriptor(for: path, searchingInAssetPackWithID: "stress", options: options)
-            let second = try clients[1].descriptor(for: path, searchingInAssetPackWithID: "stress", options: options)
-            let third = try clients[0].descriptor(for: path, searchingInAssetPackWithID: "stress", options: options)
-            #expect(lseek(first.fileDescriptor, off_t(first.offset) + 11, SEEK_SET) == first.offset + 11)
-            for d in [second, third] {
-                #expect(lseek(d.fileDescriptor, 0, SEEK_CUR) == d.offset, "\(path)")
-            }
-            let want = try manager.contents(at: path, searchingInAssetPackWithID: "stress")
-            for d in [first, second, third] { #expect(try d.data() == want, "\(path)") }
+        let big = try clients[0].descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let tiny = try clients[0].descriptor(for: "tiny/t007", searchingInAssetPackWithID: "stress")
+        let again = try clients[0].descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let own = try clients[0].descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress", options: .ownOffset)
+        let others = try clients[1].descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let text = try clients[0].descriptor(for: "text/a.txt", searchingInAssetPackWithID: "stress")
+        let textAgain = try clients[0].descriptor(for: "text/a.txt", searchingInAssetPackWithID: "stress")
+        for d in [big, tiny, again, own, others] { #expect(d.source == .archive) }
+        #expect(text.source == .memory)
+        // Each handout set the one position to its member's start; the last was `again`'s.
+        #expect(lseek(big.fileDescriptor, 0, SEEK_CUR) == again.offset)
+        #expect(lseek(own.fileDescriptor, 0, SEEK_CUR) == own.offset)
+        #expect(lseek(others.fileDescriptor, 0, SEEK_CUR) == others.offset)
+        #expect(Self.shareAPosition(big, tiny) && Self.shareAPosition(tiny, again))
+        #expect(!Self.shareAPosition(big, own) && !Self.shareAPosition(own, big))
+        #expect(!Self.shareAPosition(big, others) && !Self.shareAPosition(others, big))
+        #expect(!Self.shareAPosition(text, textAgain))
+        for (d, path) in [(big, "media/big.bin"), (tiny, "tiny/t007"), (own, "media/big.bin"), (others, "media/big.bin"), (text, "text/a.txt")] {
+            #expect(try d.data() == manager.contents(at: path, searchingInAssetPackWithID: "stress"), "\(path)")
         }
+        // A batch shares it too, unless it asks for `.ownOffset`.
+        let batch = try clients[0].descriptors(for: ["tiny/t001", "tiny/t002"], searchingInAssetPackWithID: "stress").map { try $0.get() }
+        #expect(Self.shareAPosition(batch[0], big) && Self.shareAPosition(batch[1], big))
+        let ownBatch = try clients[0].descriptors(for: ["tiny/t001", "tiny/t002"], searchingInAssetPackWithID: "stress", options: .ownOffset)
+            .map { try $0.get() }
+        #expect(!Self.shareAPosition(ownBatch[0], ownBatch[1]) && !Self.shareAPosition(ownBatch[0], big))
+        #expect(lseek(ownBatch[1].fileDescriptor, 0, SEEK_CUR) == ownBatch[1].offset)
+    }
+
+    @Test(.timeLimit(.minutes(4))) func anUpdateIsHandedOutFromTheNewArchiveAndTheOldDescriptionCloses() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared-update")
+        let manager = try DaemonTests().setUp(s)
+        let daemon = try Daemon(s.container)
+        defer { daemon.stop() }
+        let packs = URL(fileURLWithPath: s.container + "/packs").resolvingSymlinksInPath().path
+        let client = try AssetPackClient.connect(container: manager.container)
+        let v1 = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let old = DaemonSpareDescriptorTests.target(v1.fileDescriptor)
+        #expect(DaemonSpareDescriptorTests.descriptors(of: daemon.child.pid, into: packs) == [old])
+        try manager.installPack(at: s.path + "/packs/v2.zip")
+        let v2 = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let now = DaemonSpareDescriptorTests.target(v2.fileDescriptor)
+        #expect(now != old && FileManager.default.fileExists(atPath: now), "\(now)")
+        #expect(try v2.data() == manager.contents(at: "media/big.bin", searchingInAssetPackWithID: "stress"))
+        #expect(!Self.shareAPosition(v1, v2))
+        // The connection let go of v1's description when v2's came; the
+        // client's descriptor still reads v1's bytes.
+        #expect(DaemonSpareDescriptorTests.descriptors(of: daemon.child.pid, into: packs) == [now])
+        #expect(try v1.data().count == Int(v1.length))
+    }
+
+    @Test(.timeLimit(.minutes(4))) func descriptionsCloseWithTheirConnection() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared-close")
+        let manager = try DaemonTests().setUp(s)
+        let daemon = try Daemon(s.container)
+        defer { daemon.stop() }
+        let packs = URL(fileURLWithPath: s.container + "/packs").resolvingSymlinksInPath().path
+        var clients: [AssetPackClient] = []
+        for _ in 0 ..< 3 {
+            let client = try AssetPackClient.connect(container: manager.container)
+            for path in ["media/big.bin", "tiny/t001", "media/big.bin"] {
+                _ = try client.descriptor(for: path, searchingInAssetPackWithID: "stress")
+                _ = try client.descriptor(for: path, searchingInAssetPackWithID: "other")
+            }
+            clients.append(client)
+        }
+        // One description per client and archive (stress's and other's), no spares.
+        #expect(DaemonSpareDescriptorTests.descriptors(of: daemon.child.pid, into: packs).count == 6)
+        clients = []
+        #expect(eventually(timeout: 20) { DaemonSpareDescriptorTests.descriptors(of: daemon.child.pid, into: packs).isEmpty },
+                "\(DaemonSpareDescriptorTests.descriptors(of: daemon.child.pid, into: packs))")
+    }
+
+    /// With `ulimit -n` too low to keep any (every descriptor left goes to
+    /// connections and memory files), each handout is an open description
+    /// of its own, as without the flag.
+    @Test(.timeLimit(.minutes(4))) func withNoRoomForDescriptionsEachHandoutHasItsOwn() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared-no-room")
+        let manager = try DaemonTests().setUp(s)
+        let daemon = try Daemon(s.container, descriptors: 128)
+        defer { daemon.stop() }
+        let client = try AssetPackClient.connect(container: manager.container)
+        let a = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+        let b = try client.descriptor(for: "tiny/t007", searchingInAssetPackWithID: "stress")
+        #expect(!Self.shareAPosition(a, b) && !Self.shareAPosition(b, a))
+        #expect(lseek(b.fileDescriptor, 0, SEEK_CUR) == b.offset)
+        #expect(try b.data() == manager.contents(at: "tiny/t007", searchingInAssetPackWithID: "stress"))
+    }
+
+    /// The per-connection set: a pack's newer archive replaces its older
+    /// one, the least recently used goes past the bound, and with no room
+    /// a new one only replaces.
+    @Test func theConnectionsSetKeepsOnePerArchiveAndFewPerConnection() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared-set")
+        let file = s.path + "/archive"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("bytes".utf8)))
+        func description(_ pack: String, _ key: UInt64) throws -> DescriptorDaemon.SharedDescription {
+            DescriptorDaemon.SharedDescription(archive: ArchiveID(pack: pack, archiveKey: key), descriptor: try FileDescriptor.open(file))
+        }
+        let bound = DescriptorDaemon.SharedDescriptions.perConnection
+        var set = DescriptorDaemon.SharedDescriptions()
+        #expect(set.use(ArchiveID(pack: "p0", archiveKey: 1)) == nil)
+        for i in 0 ..< bound { #expect(set.keep(try description("p\(i)", 1), bound: bound) == 0) }
+        #expect(set.use(ArchiveID(pack: "p0", archiveKey: 1)) != nil)        // now the most recently used
+        #expect(set.keep(try description("p\(bound)", 1), bound: bound) == 1)  // p1 goes, not p0
+        #expect(set.use(ArchiveID(pack: "p1", archiveKey: 1)) == nil && set.use(ArchiveID(pack: "p0", archiveKey: 1)) != nil)
+        #expect(set.keep(try description("p0", 2), bound: bound) == 1)        // p0's older archive goes
+        #expect(set.use(ArchiveID(pack: "p0", archiveKey: 1)) == nil && set.use(ArchiveID(pack: "p0", archiveKey: 2)) != nil)
+        #expect(set.kept.count == bound)
+        #expect(set.keep(try description("q", 1), bound: bound - 2) == 3)     // no room: shrinks to the bound
+        #expect(set.kept.count == bound - 2 && set.use(ArchiveID(pack: "q", archiveKey: 1)) != nil)
+        #expect(set.removeAll() == bound - 2 && set.isEmpty)
     }
 }

@@ -6,8 +6,9 @@ import AssetStore
 import AssetSystem
 import TestSupport
 
-/// The daemon answers a stored member with a spare open description of its
-/// archive, opened ahead by a worker (``DescriptorDaemon/Spares``): never a
+/// The daemon answers a stored member asked for with `.ownOffset` with a
+/// spare open description of its archive, opened ahead by a worker
+/// (``DescriptorDaemon/Spares``): never a
 /// stale one after an update, never one shared by two clients, none kept
 /// past what the pool holds, and none left once the daemon stops.
 @Suite(.serialized) struct DaemonSpareDescriptorTests {
@@ -45,7 +46,7 @@ import TestSupport
         // Enough handouts that spares of v1's archive are taken and refilled.
         var old = ""
         for _ in 0 ..< 3 * DescriptorDaemon.Spares.depth {
-            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress", options: .ownOffset)
             old = Self.target(d.fileDescriptor)
         }
         #expect(old.hasPrefix(packs + "/stress."), "\(old)")
@@ -53,7 +54,7 @@ import TestSupport
         try manager.installPack(at: s.path + "/packs/v2.zip")
         let want = try manager.contents(at: "media/big.bin", searchingInAssetPackWithID: "stress")
         for _ in 0 ..< 2 * DescriptorDaemon.Spares.depth {
-            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress", options: .ownOffset)
             let now = Self.target(d.fileDescriptor)
             #expect(now != old && !now.hasSuffix(" (deleted)") && FileManager.default.fileExists(atPath: now), "\(now)")
             #expect(try d.data() == want)
@@ -71,7 +72,7 @@ import TestSupport
         let clients = try (0 ..< 2).map { _ in try AssetPackClient.connect(container: manager.container) }
         // More than the pool holds, so spares and descriptors opened at once both come.
         let held = try (0 ..< 3 * DescriptorDaemon.Spares.depth).map { i in
-            try clients[i % 2].descriptor(for: "tiny/t007", searchingInAssetPackWithID: "stress")
+            try clients[i % 2].descriptor(for: "tiny/t007", searchingInAssetPackWithID: "stress", options: .ownOffset)
         }
         for (i, d) in held.enumerated() {
             #expect(lseek(d.fileDescriptor, 0, SEEK_CUR) == d.offset)
@@ -92,7 +93,7 @@ import TestSupport
         let client = try AssetPackClient.connect(container: manager.container)
         let paths = ["media/big.bin", "text/a.txt", "tiny/t001", "tiny/t007"]
         for i in 0 ..< 600 {
-            let d = try client.descriptor(for: paths[i % paths.count], searchingInAssetPackWithID: "stress")
+            let d = try client.descriptor(for: paths[i % paths.count], searchingInAssetPackWithID: "stress", options: .ownOffset)
             #expect(d.length > 0)
         }
         // Of stress's archive the daemon holds its spares and nothing more,
@@ -121,7 +122,7 @@ import TestSupport
         }
         // The socket is bound at init; the loop answers once it runs.
         for _ in 0 ..< 2 * DescriptorDaemon.Spares.depth {
-            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+            let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress", options: .ownOffset)
             served = served || d.length > 0
         }
         #expect(served)
