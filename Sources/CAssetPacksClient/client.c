@@ -31,6 +31,7 @@ enum {
     STATUS_MALFORMED = 65,
     STATUS_TOO_LARGE = 66,
     FLAG_STANDALONE = 1,
+    FLAG_SHARED = 2,
     /* Room for this many descriptors in one message's control data: a reply
      * carries one, more are a violation that must still be received to be closed. */
     CONTROL_FDS = 16,
@@ -45,6 +46,7 @@ static const unsigned char reply_magic[4] = {'A', 'P', 'D', 'R'};
 struct apc_client {
     int sock;                 /* -1 when not connected */
     int timeout_ms;           /* >= 1, or APC_NO_TIMEOUT */
+    bool shared_unsupported;  /* the daemon refused FLAG_SHARED (it predates it): not sent again */
     char *socket_path;        /* NULL until apc_connect_* */
     unsigned char *request;   /* HEADER_SIZE + MAX_REQUEST_BODY */
     unsigned char *reply;     /* HEADER_SIZE + MAX_REPLY_BODY */
@@ -195,6 +197,7 @@ static int connect_to(apc_client *c, const char *socket_path) {
     disconnect(c);
     free(c->socket_path);
     c->socket_path = copy;
+    c->shared_unsupported = false;   /* perhaps another daemon */
     return open_connection(c, deadline_after(c->timeout_ms));
 }
 
@@ -586,14 +589,40 @@ void apc_close(apc_client *client) {
     free(client);
 }
 
+/* The header flags of a request with the caller's `flags`: shared
+ * positions only to a daemon that has not refused them, and only with
+ * strings the daemon will take (else its refusal of the body would read as
+ * one of the flag; see refused_shared). */
+static uint16_t wire_flags(const apc_client *c, unsigned flags, bool valid_strings) {
+    return (uint16_t)(((flags & APC_STANDALONE) ? FLAG_STANDALONE : 0) |
+                      ((flags & APC_SHARED) && !c->shared_unsupported && valid_strings ? FLAG_SHARED : 0));
+}
+
 /* Writes a request header of `kind` into q for a body of `body` bytes. */
-static void put_header(unsigned char *q, uint16_t kind, size_t body, unsigned flags, size_t pack_length) {
+static void put_header(const apc_client *c, unsigned char *q, uint16_t kind, size_t body, unsigned flags, size_t pack_length,
+                       bool valid_strings) {
     memcpy(q, request_magic, 4);
     put16(q + 4, APC_PROTOCOL_VERSION);
     put16(q + 6, kind);
     put32(q + 8, (uint32_t)body);
-    put16(q + 12, (flags & APC_STANDALONE) ? FLAG_STANDALONE : 0);
+    put16(q + 12, wire_flags(c, flags, valid_strings));
     put16(q + 14, (uint16_t)pack_length);
+}
+
+/* Whether the failure just received is a daemon's that predates FLAG_SHARED
+ * refusing it ("unknown flags 2", then it closes the connection): only such a
+ * daemon finds a request this library makes malformed, since the flag goes
+ * only with strings that are UTF-8 (a batch's count and lengths are always
+ * right). The request in
+ * c->request is then made without the flag, and the connection closed, to
+ * be sent again. */
+static bool refused_shared(apc_client *c, outcome o, int fd, uint16_t status) {
+    if (o != OUTCOME_FAILURE || fd >= 0 || status != STATUS_MALFORMED || !(c->request[12] & FLAG_SHARED)) return false;
+    c->shared_unsupported = true;
+    c->request[12] &= (unsigned char)~FLAG_SHARED;
+    disconnect(c);
+    clear_error(c);
+    return true;
 }
 
 /* What one received reply (a success or a failure) gives the member `d`:
@@ -631,13 +660,14 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
         return fail(c, APC_EINVAL, 0, "no apc_descriptor, or one smaller than version 1's (set struct_size)");
     d->fd = -1;
     if (path == NULL) return fail(c, APC_EINVAL, 0, "no member path");
-    if (flags & ~APC_STANDALONE) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~APC_STANDALONE);
+    if (flags & ~(APC_STANDALONE | APC_SHARED)) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~(APC_STANDALONE | APC_SHARED));
     if (c->socket_path == NULL) return fail(c, APC_EINVAL, 0, "the handle is not connected (apc_connect_socket)");
     size_t pack_length = pack_id ? strlen(pack_id) : 0, path_length = strlen(path);
     if (pack_length > MAX_REQUEST_BODY || path_length > MAX_REQUEST_BODY - pack_length)
         return fail(c, APC_EREQUESTTOOLARGE, 0, "a request for '%s' is longer than the %d bytes the daemon reads", path, MAX_REQUEST_BODY);
     unsigned char *q = c->request;
-    put_header(q, KIND_DESCRIPTOR, pack_length + path_length, flags, pack_length);
+    put_header(c, q, KIND_DESCRIPTOR, pack_length + path_length, flags, pack_length,
+               valid_utf8((const unsigned char *)(pack_id ? pack_id : ""), pack_length) && valid_utf8((const unsigned char *)path, path_length));
     if (pack_length) memcpy(q + HEADER_SIZE, pack_id, pack_length);
     memcpy(q + HEADER_SIZE + pack_length, path, path_length);
     size_t request_size = HEADER_SIZE + pack_length + path_length;
@@ -652,6 +682,7 @@ int apc_request(apc_client *c, const char *pack_id, const char *path, unsigned f
         uint16_t status = 0;
         size_t body = 0;
         outcome o = exchange(c, request_size, &fd, &status, &body, deadline);
+        if (refused_shared(c, o, fd, status)) continue;
         switch (o) {
         case OUTCOME_DESCRIPTOR:
         case OUTCOME_FAILURE:
@@ -733,7 +764,7 @@ int apc_request_batch(apc_client *c, const char *pack_id, const char *const *pat
         results[i] = APC_EDAEMON;
         if (paths[i] == NULL) return fail(c, APC_EINVAL, 0, "no member path at %zu", i);
     }
-    if (flags & ~APC_STANDALONE) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~APC_STANDALONE);
+    if (flags & ~(APC_STANDALONE | APC_SHARED)) return fail(c, APC_EINVAL, 0, "unknown flags %#x", flags & ~(APC_STANDALONE | APC_SHARED));
     if (c->socket_path == NULL) return fail(c, APC_EINVAL, 0, "the handle is not connected (apc_connect_socket)");
     size_t pack_length = pack_id ? strlen(pack_id) : 0, body_length = pack_length + 2;
     for (size_t i = 0; i < count; i++) {
@@ -743,7 +774,9 @@ int apc_request_batch(apc_client *c, const char *pack_id, const char *const *pat
         body_length += 2 + n;
     }
     unsigned char *q = c->request;
-    put_header(q, KIND_BATCH, body_length, flags, pack_length);
+    bool valid_strings = valid_utf8((const unsigned char *)(pack_id ? pack_id : ""), pack_length);
+    for (size_t i = 0; valid_strings && i < count; i++) valid_strings = valid_utf8((const unsigned char *)paths[i], strlen(paths[i]));
+    put_header(c, q, KIND_BATCH, body_length, flags, pack_length, valid_strings);
     unsigned char *at = q + HEADER_SIZE;
     if (pack_length) memcpy(at, pack_id, pack_length);
     at += pack_length;
@@ -771,6 +804,11 @@ int apc_request_batch(apc_client *c, const char *pack_id, const char *const *pat
             size_t body = 0;
             outcome o = answered == 0 ? exchange(c, request_size, &fd, &status, &body, deadline)
                                       : receive_reply(c, &fd, &status, &body, deadline);
+            if (answered == 0 && refused_shared(c, o, fd, status)) {
+                /* Once more without the flag: a daemon may know batches and not it. */
+                retry = true;
+                break;
+            }
             if (o == OUTCOME_FAILURE && answered == 0 && fd < 0 && (status == STATUS_MALFORMED || status == STATUS_TOO_LARGE)) {
                 /* The batch refused whole: by a daemon that predates batches
                  * ("unknown request kind 3", then it closes the connection). */

@@ -4,7 +4,7 @@
  *
  *   client-check api
  *       the calls that fail before anything is sent, apc_strerror, apc_version
- *   client-check get TARGET [--pack ID] [--standalone] [--timeout MS] [--interrupt] [--hex-path HEX | PATH]
+ *   client-check get TARGET [--pack ID] [--standalone] [--shared] [--timeout MS] [--interrupt] [--hex-path HEX | PATH]
  *       one request; prints key=value lines: rc, status, errno, reason, field (one
  *       line each), message; on success source, offset, length, size, and whether the
  *       bytes read with pread have the CRC-32 the daemon sent; leaked (descriptors
@@ -15,9 +15,15 @@
  *       member's CRC-32; prints requests and leaked
  *   client-check threads TARGET T N PACK PATH
  *       T threads with a handle each, N requests each for PATH; prints requests and leaked
- *   client-check batch TARGET [--pack ID] [--standalone] PATH...
+ *   client-check batch TARGET [--pack ID] [--standalone] [--shared] PATH...
  *       one apc_request_batch; prints rc, then for each member a line
  *       member=RC,LENGTH,CRC_OK (LENGTH and CRC_OK 0 on failure), then leaked
+ *   client-check shared TARGET PACK A B DEFLATED
+ *       stored members A and B of PACK with APC_SHARED on one handle, A again
+ *       without it, A on a second handle with it, a batch of A and B with it,
+ *       and the deflated member twice with it; prints which pairs share a file
+ *       position (one open description) and whether each was at its member's
+ *       start when handed out, then leaked
  *   client-check fuzz SOCKET N SEED
  *       a server thread at SOCKET answers N requests with replies mutated from valid
  *       ones (bytes flipped, cut, grown; 0, 1 or 2 descriptors) and closes each
@@ -161,8 +167,10 @@ static int api(void) {
     CHECK(apc_error_number(c) == ENOENT);
     CHECK(apc_request(c, NULL, NULL, 0, &d) == APC_EINVAL);
     CHECK(apc_request(c, NULL, "a", 0, NULL) == APC_EINVAL);
-    CHECK(apc_request(c, NULL, "a", 2, &d) == APC_EINVAL);
-    CHECK(strstr(apc_message(c), "unknown flags 0x2") != NULL);
+    CHECK(apc_request(c, NULL, "a", 4, &d) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "unknown flags 0x4") != NULL);
+    CHECK(apc_request(c, NULL, "a", APC_SHARED | 8, &d) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "unknown flags 0x8") != NULL);
     apc_descriptor small = APC_DESCRIPTOR_INIT;
     small.struct_size = sizeof(size_t) + sizeof(int);
     CHECK(apc_request(c, NULL, "a", 0, &small) == APC_EINVAL);
@@ -190,7 +198,8 @@ static int api(void) {
     CHECK(apc_request_batch(c, NULL, NULL, 1, 0, many, results) == APC_EINVAL);
     CHECK(apc_request_batch(c, NULL, paths, 1, 0, many, NULL) == APC_EINVAL);
     CHECK(apc_request_batch(NULL, NULL, paths, 1, 0, many, results) == APC_EINVAL);
-    CHECK(apc_request_batch(c, NULL, paths, 2, 2, many, results) == APC_EINVAL);
+    CHECK(apc_request_batch(c, NULL, paths, 2, 4, many, results) == APC_EINVAL);
+    CHECK(strstr(apc_message(c), "unknown flags 0x4") != NULL);
     many[1].struct_size = sizeof(size_t) + sizeof(int);
     CHECK(apc_request_batch(c, NULL, paths, 2, 0, many, results) == APC_EINVAL);
     CHECK(strstr(apc_message(c), "struct_size") != NULL);
@@ -223,6 +232,7 @@ static int get(int argc, char **argv) {
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--pack") && i + 1 < argc) pack = argv[++i];
         else if (!strcmp(argv[i], "--standalone")) flags |= APC_STANDALONE;
+        else if (!strcmp(argv[i], "--shared")) flags |= APC_SHARED;
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--interrupt")) interrupt_often();
         else if (!strcmp(argv[i], "--hex-path") && i + 1 < argc) {
@@ -269,6 +279,7 @@ static int batch(int argc, char **argv) {
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--pack") && i + 1 < argc) pack = argv[++i];
         else if (!strcmp(argv[i], "--standalone")) flags |= APC_STANDALONE;
+        else if (!strcmp(argv[i], "--shared")) flags |= APC_SHARED;
         else if (count < APC_MAX_BATCH) paths[count++] = argv[i];
         else return 64;
     }
@@ -288,6 +299,50 @@ static int batch(int argc, char **argv) {
         if (ok) close(d[i].fd);
     }
     apc_close(c);
+    printf("leaked=%d\n", open_descriptors() - before);
+    return failures ? 1 : 0;
+}
+
+/* Whether moving a's file position moves b's: one open description. */
+static int share_a_position(const apc_descriptor *a, const apc_descriptor *b) {
+    off_t before = lseek(b->fd, 0, SEEK_CUR);
+    int shared = lseek(a->fd, before + 7, SEEK_SET) == before + 7 && lseek(b->fd, 0, SEEK_CUR) == before + 7;
+    lseek(a->fd, before, SEEK_SET);
+    return shared;
+}
+
+static int shared(int argc, char **argv) {
+    if (argc != 8) { fprintf(stderr, "usage: client-check shared TARGET PACK A B DEFLATED\n"); return 64; }
+    const char *pack = argv[4], *a = argv[5], *b = argv[6], *deflated = argv[7];
+    int before = open_descriptors();
+    apc_client *one, *two;
+    if (apc_create(&one) != APC_OK || apc_create(&two) != APC_OK) return 2;
+    CHECK(connect_target(one, argv[2], argv[3]) == APC_OK && connect_target(two, argv[2], argv[3]) == APC_OK);
+    enum { A, B, A_OWN, A_OTHER, T1, T2, COUNT };
+    apc_descriptor d[COUNT], batch[2] = {APC_DESCRIPTOR_INIT, APC_DESCRIPTOR_INIT};
+    for (int i = 0; i < COUNT; i++) d[i] = (apc_descriptor)APC_DESCRIPTOR_INIT;
+    CHECK(apc_request(one, pack, a, APC_SHARED, &d[A]) == APC_OK);
+    int a_at_start = lseek(d[A].fd, 0, SEEK_CUR) == d[A].offset;
+    CHECK(apc_request(one, pack, b, APC_SHARED, &d[B]) == APC_OK);
+    int b_at_start = lseek(d[B].fd, 0, SEEK_CUR) == d[B].offset;
+    CHECK(apc_request(one, pack, a, 0, &d[A_OWN]) == APC_OK);
+    CHECK(apc_request(two, pack, a, APC_SHARED, &d[A_OTHER]) == APC_OK);
+    CHECK(apc_request(one, pack, deflated, APC_SHARED, &d[T1]) == APC_OK);
+    CHECK(apc_request(one, pack, deflated, APC_SHARED, &d[T2]) == APC_OK);
+    const char *both[2] = {a, b};
+    int results[2] = {-1, -1};
+    CHECK(apc_request_batch(one, pack, both, 2, APC_SHARED, batch, results) == APC_OK && results[0] == APC_OK && results[1] == APC_OK);
+    for (int i = 0; i < COUNT; i++) CHECK(d[i].fd >= 0 && bytes_match(&d[i]));
+    CHECK(d[A].source == APC_SOURCE_ARCHIVE && d[T1].source == APC_SOURCE_MEMORY);
+    printf("a_at_start=%d\nb_at_start=%d\n", a_at_start, b_at_start);
+    printf("a_b=%d\na_own=%d\na_other_handle=%d\nmemory=%d\nbatch=%d\n", share_a_position(&d[A], &d[B]),
+           share_a_position(&d[A], &d[A_OWN]) || share_a_position(&d[A_OWN], &d[A]),
+           share_a_position(&d[A], &d[A_OTHER]) || share_a_position(&d[A_OTHER], &d[A]),
+           share_a_position(&d[T1], &d[T2]), share_a_position(&batch[0], &d[A]) && share_a_position(&batch[1], &d[B]));
+    for (int i = 0; i < COUNT; i++) if (d[i].fd >= 0) close(d[i].fd);
+    for (int i = 0; i < 2; i++) if (batch[i].fd >= 0) close(batch[i].fd);
+    apc_close(one);
+    apc_close(two);
     printf("leaked=%d\n", open_descriptors() - before);
     return failures ? 1 : 0;
 }
@@ -535,6 +590,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "get")) return get(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "cycles")) return cycles(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "batch")) return batch(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "shared")) return shared(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "threads")) return threads(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "fuzz")) return fuzz(argc, argv);
     fprintf(stderr, "usage: client-check api | get TARGET ... | cycles TARGET N PACK PATH... | threads ... | fuzz ...\n");

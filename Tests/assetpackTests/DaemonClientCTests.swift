@@ -117,12 +117,12 @@ import TestSupport
         let r = try Program.run(script, ["/opt/assetpacks"], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let root = s.file("stage/opt/assetpacks")
-        for file in ["include/assetpacks-client.h", "lib/libassetpacks-client.so.1.1.0", "lib/libassetpacks-client.so.1",
+        for file in ["include/assetpacks-client.h", "lib/libassetpacks-client.so.1.2.0", "lib/libassetpacks-client.so.1",
                      "lib/libassetpacks-client.so", "lib/libassetpacks-client.a"] {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file)")
         }
         let pc = try String(contentsOfFile: root + "/lib/pkgconfig/assetpacks-client.pc", encoding: .utf8)
-        #expect(pc.hasPrefix("prefix=/opt/assetpacks\n") && pc.contains("\nVersion: 1.1.0\n") && pc.contains("-lassetpacks-client"))
+        #expect(pc.hasPrefix("prefix=/opt/assetpacks\n") && pc.contains("\nVersion: 1.2.0\n") && pc.contains("-lassetpacks-client"))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/lib/libassetpacks-client.so") == "libassetpacks-client.so.1")
         for args in [["--build-only"], ["a", "b"], ["--bogus"], ["--build-only", "a", "b"]] {
             let bad = try Program.run(script, args)
@@ -243,6 +243,21 @@ import TestSupport
         }
     }
 
+    /// APC_SHARED: one handle's stored members of one archive share an open
+    /// description (each at its member's start when handed out); a request
+    /// without the flag, another handle's and memory files never do.
+    @Test(.timeLimit(.minutes(3))) func sharedPositionsStayWithinOneHandle() throws {
+        try Self.withDaemon("assetpack-cclient-shared") { b, _, socket in
+            let r = try Program.run(b.check, ["shared", "--socket", socket, "stress", "media/big.bin", "tiny/t007", "text/a.txt"])
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(r.out) \(r.stderr)")
+            #expect(r.out == "a_at_start=1\nb_at_start=1\na_b=1\na_own=0\na_other_handle=0\nmemory=0\nbatch=1\nleaked=0\n", "\(r.out)")
+            for shared in [[String](), ["--shared"]] {
+                let g = try Program.run(b.check, ["get", "--socket", socket, "--pack", "stress"] + shared + ["tiny/t007"])
+                #expect(g.status == 0 && g.out.hasPrefix("rc=0\n") && g.out.contains("\ncrc_ok=1\n") && g.out.hasSuffix("leaked=0\n"), "\(g.out)")
+            }
+        }
+    }
+
     /// apc_request_batch: every member answered in order, a missing one
     /// with its own code, the others' bytes with their CRC-32.
     @Test(.timeLimit(.minutes(3))) func aBatchAnswersEveryMemberInOrder() throws {
@@ -291,6 +306,9 @@ import TestSupport
             let bad = try Self.get(b, ["--socket", socket], ["--pack", "stress", "--hex-path", "ff2e6a736f6e"])
             #expect(bad.rc == -65 && bad["status"] == "65" && bad.fields.isEmpty, "\(bad.values)")
             #expect(bad["message"]?.hasPrefix("descriptor daemon at \(socket) refused the request: ") == true, "\(bad.values)")
+            // The same with APC_SHARED, which goes only with UTF-8 strings.
+            let badShared = try Self.get(b, ["--socket", socket], ["--pack", "stress", "--shared", "--hex-path", "ff2e6a736f6e"])
+            #expect(badShared.rc == -65 && badShared["message"] == bad["message"], "\(badShared.values)")
             // Longer than the daemon reads: refused by the library, nothing sent.
             let long = try Self.get(b, ["--socket", socket], [String(repeating: "a/", count: 4097)])
             #expect(long.rc == -66 && long["status"] == "0" && long["message"]?.contains("longer than the 8192 bytes the daemon reads") == true)

@@ -302,6 +302,20 @@ import TestSupport
             #expect(d.length == 10 && d.source == .archive)
         }
         #expect(old.connections == 3 && old.flags == [2, 0, 0])
+        // The C client, with APC_SHARED (one handle per call of client-check).
+        let b = try DaemonClientCTests.built.get()
+        let oldForC = try FakeDaemon(s.file("old-c.sock"), [unknown, found])
+        defer { oldForC.stop() }
+        let r = try Program.run(b.check, ["get", "--socket", oldForC.path, "--pack", "p", "--shared", "a"])
+        #expect(r.status == 0 && r.out.hasPrefix("rc=0\n") && r.out.hasSuffix("leaked=0\n"), "\(r.out) \(r.stderr)")
+        #expect(oldForC.connections == 2 && oldForC.flags == [2, 0])
+        // A path that is not UTF-8 goes without the flag: the daemon's
+        // refusal of it is not taken for one of the flag.
+        let refusing = try FakeDaemon(s.file("refusing.sock"), [Self.whole(status: 65, Self.failureBody([Array("not UTF-8".utf8)]))])
+        defer { refusing.stop() }
+        let bad = try Program.run(b.check, ["get", "--socket", refusing.path, "--pack", "p", "--shared", "--hex-path", "ff2e6a736f6e"])
+        #expect(bad.status == 0 && bad.out.hasPrefix("rc=-65\n"), "\(bad.out) \(bad.stderr)")
+        #expect(refusing.connections == 1 && refusing.flags == [0])
 
         let success = Self.replyHeader(status: 0, length: 32) + Self.successBody()
         let notFound = Self.failureBody([Array("b".utf8), Array("p".utf8), Array("no b".utf8)])
@@ -312,5 +326,10 @@ import TestSupport
         #expect(results.count == 3 && (try? results[0].get().length) == 10 && (try? results[2].get().length) == 10)
         if case .failure(let e) = results[1] { #expect(e.code == .fileNotFound && e.member == "b", "\(e)") } else { Issue.record("b was found") }
         #expect(batching.connections == 2 && batching.flags == [2, 0])
+        let batchingForC = try FakeDaemon(s.file("batching-c.sock"), [unknown, replies])
+        defer { batchingForC.stop() }
+        let c = try Program.run(b.check, ["batch", "--socket", batchingForC.path, "--pack", "p", "--shared", "a", "b", "c"])
+        #expect(c.status == 0 && c.out == "rc=0\nmember=0,10,0\nmember=-2,0,0\nmember=0,10,0\nleaked=0\n", "\(c.out) \(c.stderr)")
+        #expect(batchingForC.connections == 2 && batchingForC.flags == [2, 0])
     }
 }

@@ -83,11 +83,11 @@ extern "C" {
 /** The library's major version: changes only with an incompatible change (and the soname with it). */
 #define APC_VERSION_MAJOR 1
 /** The library's minor version: new functions, constants or fields. */
-#define APC_VERSION_MINOR 1
+#define APC_VERSION_MINOR 2
 /** The library's patch version: fixes only. */
 #define APC_VERSION_PATCH 0
 /** The version as a string, "MAJOR.MINOR.PATCH". */
-#define APC_VERSION_STRING "1.1.0"
+#define APC_VERSION_STRING "1.2.0"
 /** The version of the daemon's wire protocol this library speaks. */
 #define APC_PROTOCOL_VERSION 1
 
@@ -229,6 +229,17 @@ APC_API void apc_close(apc_client *client);
  *  the member, offset 0 — even for a stored member. */
 #define APC_STANDALONE 1u
 
+/** Request flag (since 1.2): a stored member's descriptor may share its open file
+ *  description — and so its file position and its F_SETFL flags — with this handle's
+ *  other descriptors of the same archive. The daemon then keeps one open description
+ *  per archive for the handle's connection and passes it again for every member of
+ *  it, so that a handout opens, duplicates and closes nothing; its file position is
+ *  set to the member's start when it is handed out. It is never shared with another
+ *  handle or process, and memory files never are. A daemon that predates the flag is
+ *  asked again without it (and the handle no longer sends it there); one with no
+ *  descriptor room left for it answers as without it. Read with pread(2) or mmap(2). */
+#define APC_SHARED 2u
+
 /** The descriptor's file is the pack's archive; the member's bytes lie at offset. */
 #define APC_SOURCE_ARCHIVE 0
 /** The descriptor's file is a sealed memory file of the daemon's (a deflated member,
@@ -241,7 +252,8 @@ typedef struct apc_descriptor {
     /** Set by the caller: sizeof(apc_descriptor) as the caller was compiled. */
     size_t struct_size;
     /** A read-only descriptor, close-on-exec, owned by the caller; -1 when the request failed.
-     *  Its file position is not to be relied on: read with pread(2) or map it with mmap(2). */
+     *  Its file position is not to be relied on (with APC_SHARED another handout moves
+     *  it): read with pread(2) or map it with mmap(2). */
     int fd;
     /** APC_SOURCE_ARCHIVE or APC_SOURCE_MEMORY. */
     int source;
@@ -274,7 +286,7 @@ typedef struct apc_descriptor {
  *  @param client   a handle connected with apc_connect_socket() or apc_connect_container().
  *  @param pack_id  the pack to look in (UTF-8), or NULL or "" to search every installed pack.
  *  @param path     the member's path in the pack (UTF-8, '/' separated).
- *  @param flags    0 or APC_STANDALONE.
+ *  @param flags    0, or APC_STANDALONE, APC_SHARED or both.
  *  @param[in,out] descriptor  @c struct_size set by the caller; filled on success,
  *                  @c fd set to -1 on failure.
  *  @return 0, and the caller owns @c descriptor->fd; or APC_ENOPACK,
@@ -306,7 +318,7 @@ APC_API int apc_request(apc_client *client, const char *pack_id, const char *pat
  *  @param pack_id  the pack to look in, or NULL or "" to search every installed pack.
  *  @param paths    @p count member paths (UTF-8).
  *  @param count    1 to APC_MAX_BATCH.
- *  @param flags    0 or APC_STANDALONE (for every member).
+ *  @param flags    0, or APC_STANDALONE, APC_SHARED or both (for every member).
  *  @param[in,out] descriptors  an array of @p count apc_descriptor, each with @c struct_size
  *                  set (APC_DESCRIPTOR_INIT); member i's is filled when results[i] is 0,
  *                  and its @c fd is -1 otherwise.
