@@ -82,16 +82,14 @@ public final class AssetPackClient: Sendable {
     public func descriptor(
         for path: String, searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
     ) throws(AssetPackError) -> AssetDescriptor {
-        let standalone = options.contains(.standalone)
-        let plain = DaemonRequest(pack: id, path: path, standalone: standalone).encoded
-        guard plain.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
+        let wantsShared = !options.contains(.ownOffset)
+        let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone), shared: wantsShared).encoded
+        guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
             throw AssetPackError(.requestTooLarge, member: path, path: socketPath, message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
-        let wantsShared = !options.contains(.ownOffset)
-        let shared = wantsShared ? DaemonRequest(pack: id, path: path, standalone: standalone, shared: true).encoded : plain
         return try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
             let asked = wantsShared && !state.sharedUnsupported
-            switch exchange(asked ? shared : plain, on: socket, buffer: &state.buffer) {
+            switch exchange(asked || !wantsShared ? request : DaemonProtocol.unshared(request), on: socket, buffer: &state.buffer) {
             case .descriptor(let d): return .done(AssetDescriptor(d))
             case .failure(let error):
                 // Only a daemon that predates the flag refuses a request
@@ -202,13 +200,11 @@ public final class AssetPackClient: Sendable {
     /// The replies to one batch, whose members fit one request.
     private func batch(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
         if state.withLock({ $0.batchesUnsupported }) { return try singly(request) }
-        var unshared = request
-        unshared.shared = false
-        let (shared, plain) = (request.encoded, unshared.encoded)
+        let bytes = request.encoded
         let answered = try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
             var results: [Result<AssetDescriptor, AssetPackError>] = []
             let asked = request.shared && !state.sharedUnsupported
-            var reply = send(asked ? shared : plain, on: socket, buffer: &state.buffer, exactly: true)
+            var reply = send(asked || !request.shared ? bytes : DaemonProtocol.unshared(bytes), on: socket, buffer: &state.buffer, exactly: true)
             while true {
                 switch outcome(of: reply, buffer: state.buffer) {
                 case .descriptor(let d):

@@ -104,6 +104,14 @@ enum DaemonProtocol {
     /// The status of a success reply.
     static let success: UInt16 = 0
 
+    /// `request` (encoded, kind 1 or 3) without the shared-position flag,
+    /// for a daemon that predates it.
+    static func unshared(_ request: [UInt8]) -> [UInt8] {
+        var out = request
+        out[12] &= ~UInt8(sharedFlag)
+        return out
+    }
+
     /// A request: its header (`kind`, `flags`, the pack ID's length in the
     /// body) and `body`.
     static func request(kind: UInt16, flags: UInt16, packLength: Int, body: [UInt8]) -> [UInt8] {
