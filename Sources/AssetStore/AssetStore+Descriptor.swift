@@ -63,14 +63,24 @@ extension AssetStore {
     /// A new sealed memfd holding the member, inflated (or copied) into it:
     /// one of ``MemoryFileCache/pool``'s, taken once the member's bytes are
     /// in hand (up to ``MemoryFile/bufferedLimit``), so a damaged member
-    /// costs none.
+    /// costs none. A stored member is checked against its CRC-32 where it
+    /// lies in the archive's mapping and written from there, with no
+    /// buffer in between.
     private func makeMemoryFile(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> FileDescriptor {
         let end = record.dataOffset.addingReportingOverflow(record.storedSize)
         guard !end.overflow, end.partialValue <= UInt64(map.count) else {
             throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
         }
-        let entry = record.entry(path: path)
         let pool = memoryFiles.pool
+        if record.method == .stored {
+            let bytes = UnsafeRawBufferPointer(start: try Self.dataStart(of: record, path: path, pack: pack, in: map), count: Int(record.size))
+            let actual = CRC32.checksum(bytes)
+            guard actual == record.crc32 else {
+                throw .archive(.crcMismatch(archive: pack, path: path, expected: record.crc32, actual: actual))
+            }
+            do { return try MemoryFile.sealed(copying: bytes, in: { () throws(Errno) in try pool.take() }) } catch { throw .system(error) }
+        }
+        let entry = record.entry(path: path)
         do {
             return try MemoryFile.sealed(count: Int(record.size), in: { () throws(Errno) in try pool.take() }) {
                 (buffer) throws(ArchiveError) in try ZipArchive.extract(entry, from: map.bytes, into: buffer, archive: pack)

@@ -131,7 +131,14 @@ public enum MemoryFile {
     /// See ``sealed(name:count:fill:)``.
     /// Written with `write`, straight from `bytes`, at any size.
     public static func sealed(name: String, copying bytes: UnsafeRawBufferPointer) throws(Errno) -> FileDescriptor {
-        let file = try blank(name: name)
+        try sealed(copying: bytes, in: { () throws(Errno) in try blank(name: name) })
+    }
+
+    /// Creates a sealed memory file holding a copy of `bytes`, in the empty
+    /// file `blank` gives (one made ahead): written with `write` straight
+    /// from `bytes`, at any size, with no buffer in between.
+    public static func sealed(copying bytes: UnsafeRawBufferPointer, in blank: () throws(Errno) -> Blank) throws(Errno) -> FileDescriptor {
+        let file = try blank()
         try file.writable.write(bytes)
         return try seal(file)
     }

@@ -165,6 +165,22 @@ import TestSupport
         }
     }
 
+    /// A stored member asked for standalone is written into its memory file
+    /// straight from the archive, small or past ``MemoryFile/bufferedLimit``:
+    /// exactly its bytes, sealed, taken from the pool.
+    @Test(arguments: [3_001, MemoryFile.bufferedLimit + 4_325])
+    func aStoredMemberStandaloneIsExactlyItsBytesSealed(size: Int) throws {
+        let f = StoreFixture()
+        let store = try f.store()
+        let body = noise(size, seed: 31)
+        try store.install(packAt: try f.pack("p.zip", id: "p", ["i.bin": body], compression: .stored))
+        let d = try store.descriptor(for: "i.bin", inPack: "p", options: .standalone)
+        #expect(d.source == .memory && d.offset == 0 && d.length == Int64(size))
+        #expect(try MemoryFile.seals(of: d.descriptor) & 0x0f == 0x0f)
+        #expect(try d.descriptor.status().size == Int64(size))
+        #expect(try d.descriptor.read(count: size, at: 0) == body)
+    }
+
     @Test func theCacheKeepsItsBytesAndDropsTheLeastRecentlyUsed() throws {
         let f = StoreFixture()
         var options = AssetStore.Options()

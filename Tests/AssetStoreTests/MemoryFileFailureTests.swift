@@ -47,11 +47,13 @@ import TestSupport
 
     /// A damaged member: the typed error its contents give, and no memory
     /// file, whether it is filled through a buffer or (past
-    /// ``MemoryFile/bufferedLimit``) through a mapping.
+    /// ``MemoryFile/bufferedLimit``) through a mapping, or copied (stored)
+    /// straight from the archive at any size.
     @Test(arguments: [
         ("small.txt", 12_345, DescriptorOptions()),
         ("small.bin", 12_347, DescriptorOptions.standalone),
         ("large.txt", MemoryFile.bufferedLimit + 4_321, DescriptorOptions()),
+        ("large.bin", MemoryFile.bufferedLimit + 4_323, DescriptorOptions.standalone),
     ])
     func aMemberThatFailsToInflateLeavesNoMemoryFileAndGivesTheTypedError(path: String, size: Int, options: DescriptorOptions) throws {
         let f = StoreFixture()
