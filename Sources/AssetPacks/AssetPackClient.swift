@@ -35,6 +35,24 @@ public final class AssetPackClient: Sendable {
         /// The daemon refused the shared-position flag (it predates it):
         /// every descriptor is then a new open description.
         var sharedUnsupported = false
+
+        /// `request` as it goes to this daemon: without the shared-position
+        /// flag once the daemon refused it.
+        func sending(_ request: [UInt8], shared: Bool) -> [UInt8] {
+            shared && sharedUnsupported ? DaemonProtocol.unshared(request) : request
+        }
+
+        /// Whether `error`, the answer to a request sent with the flag, is a
+        /// daemon's that predates it ("unknown flags 2", then it closes the
+        /// connection): only such a daemon refuses a request this client
+        /// makes as malformed. Then the flag is not sent to it again, and
+        /// the connection is dropped, to ask once more.
+        mutating func refusedShared(_ error: AssetPackError) -> Bool {
+            guard error.code == .malformedRequest else { return false }
+            sharedUnsupported = true
+            connection = nil
+            return true
+        }
     }
 
     private let state = Mutex(State())
@@ -89,17 +107,10 @@ public final class AssetPackClient: Sendable {
         }
         return try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
             let asked = wantsShared && !state.sharedUnsupported
-            switch exchange(asked || !wantsShared ? request : DaemonProtocol.unshared(request), on: socket, buffer: &state.buffer) {
+            switch exchange(state.sending(request, shared: wantsShared), on: socket, buffer: &state.buffer) {
             case .descriptor(let d): return .done(AssetDescriptor(d))
             case .failure(let error):
-                // Only a daemon that predates the flag refuses a request
-                // this client makes as malformed ("unknown flags 2"); it has
-                // closed the connection. Once more without the flag.
-                if asked && error.code == .malformedRequest {
-                    state.sharedUnsupported = true
-                    state.connection = nil
-                    return .again
-                }
+                if asked && state.refusedShared(error) { return .again }
                 throw error
             case .closedBeforeReply(let e): return .closedBeforeReply(e)
             case .broken(let e): return .broken(e)
@@ -204,20 +215,15 @@ public final class AssetPackClient: Sendable {
         let answered = try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
             var results: [Result<AssetDescriptor, AssetPackError>] = []
             let asked = request.shared && !state.sharedUnsupported
-            var reply = send(asked || !request.shared ? bytes : DaemonProtocol.unshared(bytes), on: socket, buffer: &state.buffer, exactly: true)
+            var reply = send(state.sending(bytes, shared: request.shared), on: socket, buffer: &state.buffer, exactly: true)
             while true {
                 switch outcome(of: reply, buffer: state.buffer) {
                 case .descriptor(let d):
                     results.append(.success(AssetDescriptor(d)))
                 case .failure(let error):
-                    if results.isEmpty && asked && error.code == .malformedRequest {
-                        // A daemon that predates the shared-position flag
-                        // ("unknown flags 2"; it may know batches): once
-                        // more without it, on a new connection.
-                        state.sharedUnsupported = true
-                        state.connection = nil
-                        return .again
-                    }
+                    // A daemon that predates the flag may know batches: the
+                    // batch once more without it, before member by member.
+                    if results.isEmpty && asked && state.refusedShared(error) { return .again }
                     if results.isEmpty && (error.code == .malformedRequest || error.code == .requestTooLarge) {
                         // The batch refused whole: by a daemon that predates
                         // batches ("unknown request kind 3"), which then

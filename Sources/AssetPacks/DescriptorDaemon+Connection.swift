@@ -110,7 +110,7 @@ extension DescriptorDaemon {
     /// The reply to `request`, as the loop can give it without waiting: a
     /// stored member's descriptor (one lookup; with the shared-position
     /// flag the connection's description of its archive, `c.shared`, which
-    /// `room` bounds, see ``answerShared(_:shared:room:memoryFile:)``;
+    /// `room` bounds, see ``answerShared(_:shared:room:)``;
     /// else a spare open description of its archive when ``Spares`` has
     /// one, else an `openat`; no `fstat`), or an error of the lookup. `nil`
     /// when making it may block (a memory file), so a worker must. An
@@ -119,9 +119,11 @@ extension DescriptorDaemon {
     func answerAtOnce(_ request: DaemonRequest, of c: Connection, room: inout Int, refills: inout [ArchiveID]) -> Outgoing? {
         guard !request.standalone else { return nil }
         if request.shared {
-            var memoryFile = false
-            if let reply = answerShared(request, shared: &c.shared, room: &room, memoryFile: &memoryFile) { return reply }
-            if memoryFile { return nil }
+            switch answerShared(request, shared: &c.shared, room: &room) {
+            case .reply(let reply): return reply
+            case .memoryFile: return nil
+            case .unshared: break
+            }
         }
         let spares = self.spares
         var low: ArchiveID?

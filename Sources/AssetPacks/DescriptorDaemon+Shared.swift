@@ -62,32 +62,36 @@ extension DescriptorDaemon {
         }
     }
 
+    /// What ``answerShared(_:shared:room:)`` came to.
+    enum SharedAnswer {
+        /// The reply: the shared description, or an error of the lookup.
+        case reply(Outgoing)
+        /// A memory file's member: a worker makes it.
+        case memoryFile
+        /// No description could be kept: answer as without the flag.
+        case unshared
+    }
+
     /// The reply to a shared-position request for a stored member, passing
     /// the connection's description of its archive (opened now when it
-    /// has none, if `room` allows one more or it can let one go); `nil`
-    /// when the member is a memory file's (`memoryFile` is set) or no
-    /// description could be kept (the caller answers as without the flag).
-    /// Errors of the lookup are the reply.
-    func answerShared(_ request: DaemonRequest, shared: inout SharedDescriptions, room: inout Int, memoryFile: inout Bool) -> Outgoing? {
+    /// has none, if `room` allows one more or it can let one go).
+    func answerShared(_ request: DaemonRequest, shared: inout SharedDescriptions, room: inout Int) -> SharedAnswer {
         let store = manager.store
         do throws(StoreError) {
-            guard case .stored(let place) = try store.placement(of: request.path, inPack: request.pack) else {
-                memoryFile = true
-                return nil
-            }
+            guard case .stored(let place) = try store.placement(of: request.path, inPack: request.pack) else { return .memoryFile }
             let description: SharedDescription
             if let kept = shared.use(place.archive) {
                 description = kept
             } else {
-                guard room > 0 || !shared.isEmpty, let fd = try store.openArchive(place.archive) else { return nil }
+                guard room > 0 || !shared.isEmpty, let fd = try store.openArchive(place.archive) else { return .unshared }
                 description = SharedDescription(archive: place.archive, descriptor: fd)
                 room += shared.keep(description, bound: room > 0 ? SharedDescriptions.perConnection : shared.kept.count) - 1
             }
             do throws(Errno) { try description.descriptor.seek(to: place.offset) } catch { throw .system(error) }
             let bytes = DaemonReply.success(offset: place.offset, length: place.length, size: place.archiveSize, source: .archive, crc32: place.crc32)
-            return Outgoing(bytes, sharing: description)
+            return .reply(Outgoing(bytes, sharing: description))
         } catch {
-            return Outgoing(DaemonReply.failure(for: AssetPackError(error)))
+            return .reply(Outgoing(DaemonReply.failure(for: AssetPackError(error))))
         }
     }
 }

@@ -67,18 +67,19 @@ extension AssetStore {
     /// lies in the archive's mapping and written from there, with no
     /// buffer in between.
     private func makeMemoryFile(of record: MemberRecord, path: String, pack: String, in map: ArchiveMap) throws(StoreError) -> FileDescriptor {
-        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
-        guard !end.overflow, end.partialValue <= UInt64(map.count) else {
-            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
-        }
         let pool = memoryFiles.pool
         if record.method == .stored {
+            // dataStart checks that the bytes lie inside the archive.
             let bytes = UnsafeRawBufferPointer(start: try Self.dataStart(of: record, path: path, pack: pack, in: map), count: Int(record.size))
             let actual = CRC32.checksum(bytes)
             guard actual == record.crc32 else {
                 throw .archive(.crcMismatch(archive: pack, path: path, expected: record.crc32, actual: actual))
             }
             do { return try MemoryFile.sealed(copying: bytes, in: { () throws(Errno) in try pool.take() }) } catch { throw .system(error) }
+        }
+        let end = record.dataOffset.addingReportingOverflow(record.storedSize)
+        guard !end.overflow, end.partialValue <= UInt64(map.count) else {
+            throw .corruptRecord(pack: pack, member: path, reason: .dataOutsideArchive)
         }
         let entry = record.entry(path: path)
         do {
