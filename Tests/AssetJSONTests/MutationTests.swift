@@ -1,4 +1,5 @@
 import AssetJSON
+import TestSupport
 import Testing
 
 /// Nothing traps on bad input: seed documents with bytes replaced,

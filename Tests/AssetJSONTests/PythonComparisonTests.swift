@@ -1,4 +1,5 @@
 import AssetJSON
+import TestSupport
 import Foundation
 import Testing
 

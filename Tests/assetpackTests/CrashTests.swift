@@ -222,7 +222,7 @@ import TestSupport
     @Test(.timeLimit(.minutes(10))) func killedAtRandomMomentsLeavesOldOrNew() throws {
         var rng = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 0...UInt64.max, using: &rng)
-        var random = SplitMix(seed)
+        var random = SplitMix64(seed: seed)
         // How long an update takes here, start to exit.
         let timing = try Setup(.update, label: "timing")
         let start = Date()
@@ -243,16 +243,4 @@ import TestSupport
     }
 }
 
-/// A small seeded generator, so a failing run can be repeated from its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
 

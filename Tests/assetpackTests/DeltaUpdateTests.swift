@@ -202,7 +202,7 @@ struct DeltaUpdateTests {
         let kills = soakCampaign ? 50 : 10
         let seed = ProcessInfo.processInfo.environment["ASSETPACKS_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("DeltaUpdateTests: seed \(seed) (ASSETPACKS_KILL_SEED=\(seed) replays the moments), \(kills) kills")
-        var moments = SplitMix(seed)
+        var moments = SplitMix64(seed: seed)
 
         let site = try Site()
         let pack = try Pack(site, count: 300, memberSize: 16 << 10)

@@ -27,7 +27,7 @@ struct KillResumeTests {
         let maximumGrowth = size / (2 * kills)
         let seed = ProcessInfo.processInfo.environment["ASSETPACKS_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("KillResumeTests: seed \(seed) (ASSETPACKS_KILL_SEED=\(seed) replays the moments), \(kills) kills, \(size) bytes")
-        var moments = SplitMix(seed)
+        var moments = SplitMix64(seed: seed)
 
         let s = try PublishCommandTests.Site()
         let media = noise(size, seed: seed)
