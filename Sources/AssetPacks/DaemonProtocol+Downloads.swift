@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// A download request (kind 2): the daemon downloads and installs a pack
 /// from a catalog, on a thread of its own (``DescriptorDaemon``).
 ///
@@ -47,14 +49,14 @@ struct DaemonDownloadRequest: Sendable, Equatable {
     /// `.download`; `nil` when the fields do not fill the body exactly or a
     /// string is not valid UTF-8.
     static func decode(body: UnsafeRawBufferPointer, packLength: Int, wait: Bool, discretionary: Bool) -> DaemonDownloadRequest? {
-        guard let pack = String(validating: UnsafeRawBufferPointer(rebasing: body[..<packLength]), as: UTF8.self) else { return nil }
+        guard let pack = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[..<packLength])) else { return nil }
         var at = packLength
         var fields: [String] = []
         for _ in 0..<3 {
             guard body.count - at >= 2 else { return nil }
             let n = Int(body.littleEndian(UInt16.self, at: at))
             guard body.count - at - 2 >= n,
-                  let text = String(validating: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)]), as: UTF8.self) else {
+                  let text = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)])) else {
                 return nil
             }
             fields.append(text)
@@ -93,7 +95,7 @@ extension DaemonReply {
     static func downloadOutcome(_ body: UnsafeRawBufferPointer) -> Result<DownloadOutcome, ProtocolViolation> {
         guard body.count >= 3, body[0] <= 1 else { return .failure(.init("a download success body of \(body.count) bytes")) }
         let n = Int(body.littleEndian(UInt16.self, at: 1))
-        guard body.count == 3 + n, let version = String(validating: UnsafeRawBufferPointer(rebasing: body[3...]), as: UTF8.self) else {
+        guard body.count == 3 + n, let version = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[3...])) else {
             return .failure(.init("a download success body whose version does not fill it"))
         }
         if body[0] == 1 {

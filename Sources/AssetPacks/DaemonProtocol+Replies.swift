@@ -6,14 +6,33 @@ import AssetSystem
 enum DaemonReply {
     /// The header and body of a success; the descriptor travels with it.
     static func success(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32) -> [UInt8] {
-        var out = header(status: DaemonProtocol.success, bodyLength: DaemonProtocol.successBodySize)
-        out.appendLittleEndian(offset)
-        out.appendLittleEndian(length)
-        out.appendLittleEndian(size)
-        out.append(source == .archive ? 0 : 1)
-        out.append(contentsOf: repeatElement(0, count: 3))
-        out.appendLittleEndian(crc32)
-        return out
+        Success(offset: offset, length: length, size: size, source: source, crc32: crc32).withUnsafeBytes { Array($0) }
+    }
+
+    /// A success's header and body held inline, in 48 bytes of its own:
+    /// the daemon sends one per handout, and an array would be an
+    /// allocation (by a path of the standard library's that is not
+    /// specialized) for each.
+    struct Success: Sendable {
+        static let size = DaemonProtocol.headerSize + DaemonProtocol.successBodySize
+        private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+
+        init(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32) {
+            Swift.withUnsafeMutableBytes(of: &words) { out in
+                DaemonReply.writeHeader(into: out, status: DaemonProtocol.success, bodyLength: DaemonProtocol.successBodySize)
+                let body = DaemonProtocol.headerSize
+                out.storeBytes(of: offset.littleEndian, toByteOffset: body, as: Int64.self)
+                out.storeBytes(of: length.littleEndian, toByteOffset: body + 8, as: Int64.self)
+                out.storeBytes(of: size.littleEndian, toByteOffset: body + 16, as: Int64.self)
+                // The source byte, then 3 reserved zero bytes.
+                out.storeBytes(of: UInt32(source == .archive ? 0 : 1).littleEndian, toByteOffset: body + 24, as: UInt32.self)
+                out.storeBytes(of: crc32.littleEndian, toByteOffset: body + 28, as: UInt32.self)
+            }
+        }
+
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try Swift.withUnsafeBytes(of: words) { try body($0) }
+        }
     }
 
     /// A failure with `code`, the code's fields, and `message` last.
@@ -67,14 +86,20 @@ enum DaemonReply {
     }
 
     static func header(status: UInt16, bodyLength: Int) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(DaemonProtocol.headerSize + bodyLength)
-        out.appendLittleEndian(DaemonProtocol.replyMagic)
-        out.appendLittleEndian(DaemonProtocol.version)
-        out.appendLittleEndian(status)
-        out.appendLittleEndian(UInt32(bodyLength))
-        out.appendLittleEndian(UInt32(0))
-        return out
+        [UInt8](unsafeUninitializedCapacity: DaemonProtocol.headerSize) { buffer, initialized in
+            writeHeader(into: UnsafeMutableRawBufferPointer(buffer), status: status, bodyLength: bodyLength)
+            initialized = DaemonProtocol.headerSize
+        }
+    }
+
+    /// Writes a reply header into the first ``DaemonProtocol/headerSize`` bytes of `out`.
+    fileprivate static func writeHeader(into out: UnsafeMutableRawBufferPointer, status: UInt16, bodyLength: Int) {
+        precondition(out.count >= DaemonProtocol.headerSize)
+        out.storeBytes(of: DaemonProtocol.replyMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+        out.storeBytes(of: DaemonProtocol.version.littleEndian, toByteOffset: 4, as: UInt16.self)
+        out.storeBytes(of: status.littleEndian, toByteOffset: 6, as: UInt16.self)
+        out.storeBytes(of: UInt32(bodyLength).littleEndian, toByteOffset: 8, as: UInt32.self)
+        out.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)
     }
 
     // MARK: Reading
@@ -122,7 +147,7 @@ enum DaemonReply {
             guard at + 2 <= body.count else { return .failure(.init("a field past the end")) }
             let n = Int(body.littleEndian(UInt16.self, at: at))
             guard at + 2 + n <= body.count,
-                  let s = String(validating: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)]), as: UTF8.self) else {
+                  let s = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)])) else {
                 return .failure(.init("a field past the end or not UTF-8"))
             }
             fields.append(s)

@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// The descriptor daemon's wire format, spoken over a Unix stream socket.
 ///
 /// Every message is a 16-byte header followed by a body; integers are
@@ -117,14 +119,24 @@ enum DaemonProtocol {
     static func request(kind: UInt16, flags: UInt16, packLength: Int, body: [UInt8]) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(headerSize + body.count)
-        out.appendLittleEndian(requestMagic)
-        out.appendLittleEndian(version)
-        out.appendLittleEndian(kind)
-        out.appendLittleEndian(UInt32(truncatingIfNeeded: body.count))
-        out.appendLittleEndian(flags)
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: packLength))
+        appendRequestHeader(to: &out, kind: kind, flags: flags, bodyLength: body.count, packLength: packLength)
         out.append(contentsOf: body)
         return out
+    }
+
+    /// Appends a request header, written on the stack and appended at once
+    /// (an append per field cost a client more than the rest of a request).
+    static func appendRequestHeader(to out: inout [UInt8], kind: UInt16, flags: UInt16, bodyLength: Int, packLength: Int) {
+        var header: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &header) { h in
+            h.storeBytes(of: requestMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            h.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt16.self)
+            h.storeBytes(of: kind.littleEndian, toByteOffset: 6, as: UInt16.self)
+            h.storeBytes(of: UInt32(truncatingIfNeeded: bodyLength).littleEndian, toByteOffset: 8, as: UInt32.self)
+            h.storeBytes(of: flags.littleEndian, toByteOffset: 12, as: UInt16.self)
+            h.storeBytes(of: UInt16(truncatingIfNeeded: packLength).littleEndian, toByteOffset: 14, as: UInt16.self)
+        }
+        withUnsafeBytes(of: header) { out.append(contentsOf: $0) }
     }
 }
 
@@ -156,17 +168,13 @@ struct DaemonRequest: Sendable, Equatable {
 
     /// The request's bytes: header and body.
     var encoded: [UInt8] {
-        let packBytes = pack.map { Array($0.utf8) } ?? []
-        let body = packBytes.count + path.utf8.count
+        let packLength = pack?.utf8.count ?? 0
+        let body = packLength + path.utf8.count
         var out = [UInt8]()
         out.reserveCapacity(DaemonProtocol.headerSize + body)
-        out.appendLittleEndian(DaemonProtocol.requestMagic)
-        out.appendLittleEndian(DaemonProtocol.version)
-        out.appendLittleEndian(DaemonProtocol.descriptorKind)
-        out.appendLittleEndian(UInt32(truncatingIfNeeded: body))
-        out.appendLittleEndian(Self.flags(standalone: standalone, shared: shared))
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: packBytes.count))
-        out.append(contentsOf: packBytes)
+        DaemonProtocol.appendRequestHeader(to: &out, kind: DaemonProtocol.descriptorKind, flags: Self.flags(standalone: standalone, shared: shared),
+                                           bodyLength: body, packLength: packLength)
+        if let pack { out.append(contentsOf: pack.utf8) }
         out.append(contentsOf: path.utf8)
         return out
     }
@@ -225,9 +233,9 @@ struct DaemonRequest: Sendable, Equatable {
     static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> DaemonRequest? {
         let packBytes = UnsafeRawBufferPointer(rebasing: body[..<packLength])
         let pathBytes = UnsafeRawBufferPointer(rebasing: body[packLength...])
-        guard let path = String(validating: pathBytes, as: UTF8.self) else { return nil }
+        guard let path = String(strictUTF8: pathBytes) else { return nil }
         if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone, shared: shared) }
-        guard let pack = String(validating: packBytes, as: UTF8.self) else { return nil }
+        guard let pack = String(strictUTF8: packBytes) else { return nil }
         return DaemonRequest(pack: pack, path: path, standalone: standalone, shared: shared)
     }
 }
@@ -294,7 +302,7 @@ struct DaemonBatchRequest: Sendable, Equatable {
     static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> Result<DaemonBatchRequest, Refusal> {
         let pack: String?
         if packLength == 0 { pack = nil } else {
-            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: body[..<packLength]), as: UTF8.self) else {
+            guard let text = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[..<packLength])) else {
                 return .failure(.malformed("the batch's pack ID is not valid UTF-8"))
             }
             pack = text
@@ -310,7 +318,7 @@ struct DaemonBatchRequest: Sendable, Equatable {
             guard body.count - at >= 2 else { return .failure(.malformed("the batch's member \(i + 1) of \(count) runs past its body")) }
             let n = Int(body.littleEndian(UInt16.self, at: at))
             guard body.count - at - 2 >= n else { return .failure(.malformed("the batch's member \(i + 1) of \(count) runs past its body")) }
-            guard let path = String(validating: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)]), as: UTF8.self) else {
+            guard let path = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[(at + 2)..<(at + 2 + n)])) else {
                 return .failure(.malformed("the batch's member \(i + 1) of \(count) is not valid UTF-8"))
             }
             paths.append(path)

@@ -20,25 +20,28 @@ extension DescriptorDaemon {
     /// writing instead of reading. Timeouts are deadlines the loop's wait
     /// is bounded by; an idle connection costs a descriptor and a few
     /// hundred bytes, no thread and no buffer.
+    ///
+    /// The loop and its state belong to its one thread: its properties
+    /// skip the run-time exclusivity check, as ``Connection``'s do.
     final class EventLoop {
         private let daemon: DescriptorDaemon
         private let epoll: Epoll
-        private var open: [Int32: Connection] = [:]
+        @exclusivity(unchecked) private var open: [Int32: Connection] = [:]
         /// Open connections by id, for the completions.
-        private var byID: [Int: Connection] = [:]
-        private var perUser: [UInt32: Int] = [:]
-        private var nextID = 0
+        @exclusivity(unchecked) private var byID: [Int: Connection] = [:]
+        @exclusivity(unchecked) private var perUser: [UInt32: Int] = [:]
+        @exclusivity(unchecked) private var nextID = 0
         /// Where received bytes land before they are answered or kept.
-        private var scratch: [UInt8]
+        @exclusivity(unchecked) private var scratch: [UInt8]
         /// The events of one wait.
-        private var ready = Epoll.Ready()
+        @exclusivity(unchecked) private var ready = Epoll.Ready()
         /// The earliest ``Connection/deadline``, or later: when to look.
-        private var nextSweep = Double.infinity
+        @exclusivity(unchecked) private var nextSweep = Double.infinity
         /// Archives whose spares ran low while answering: refilled once the replies are sent.
-        private var refills: [ArchiveID] = []
+        @exclusivity(unchecked) private var refills: [ArchiveID] = []
         /// How many more shared descriptions (``SharedDescriptions``) the
         /// connections may keep, within the daemon's descriptor room.
-        private var sharedRoom: Int
+        @exclusivity(unchecked) private var sharedRoom: Int
         private let configuration: Configuration
 
         init(daemon: DescriptorDaemon) throws(Errno) {
@@ -207,8 +210,9 @@ extension DescriptorDaemon {
         private func advance(_ c: Connection) {
             var used = 0
             while !c.atWork && c.output.isEmpty && !c.closing {
-                let next = c.input.withUnsafeBytes { b in Self.parseNext(UnsafeRawBufferPointer(rebasing: b[used...])) }
-                guard let (parsed, length) = next else { break }
+                var length = 0
+                let next = c.input.withUnsafeBytes { b in Self.parseNext(UnsafeRawBufferPointer(rebasing: b[used...]), consumed: &length) }
+                guard let parsed = next else { break }
                 used += length
                 c.firstDeadline = nil
                 c.requestDeadline = nil
@@ -253,7 +257,9 @@ extension DescriptorDaemon {
             refresh(c)
         }
 
-        private static func parseNext(_ bytes: UnsafeRawBufferPointer) -> (Parsed, Int)? { DescriptorDaemon.parse(bytes) }
+        private static func parseNext(_ bytes: UnsafeRawBufferPointer, consumed: inout Int) -> Parsed? {
+            DescriptorDaemon.parse(bytes, consumed: &consumed)
+        }
 
         /// Sends `bytes` (or queues them behind replies still waiting).
         private func send(_ c: Connection, _ bytes: [UInt8]) { send(c, Outgoing(bytes)) }
@@ -272,13 +278,13 @@ extension DescriptorDaemon {
         private func flush(_ c: Connection) -> Bool {
             while let head = c.output.first {
                 let passing = c.sent == 0 ? head.passing : nil
-                let result = head.bytes.withUnsafeBytes { b in
+                let result = head.withUnsafeBytes { b in
                     Result { () throws(Errno) -> Int in try c.socket.send(UnsafeRawBufferPointer(rebasing: b[c.sent...]), passing: passing) }
                 }
                 switch result {
                 case .success(let n):
                     c.sent += n
-                    if c.sent == head.bytes.count {
+                    if c.sent == head.count {
                         c.output.removeFirst()
                         c.sent = 0
                     }

@@ -88,8 +88,8 @@ extension DescriptorDaemon {
                 room += shared.keep(description, bound: room > 0 ? SharedDescriptions.perConnection : shared.kept.count) - 1
             }
             do throws(Errno) { try description.descriptor.seek(to: place.offset) } catch { throw .system(error) }
-            let bytes = DaemonReply.success(offset: place.offset, length: place.length, size: place.archiveSize, source: .archive, crc32: place.crc32)
-            return .reply(Outgoing(bytes, sharing: description))
+            let reply = DaemonReply.Success(offset: place.offset, length: place.length, size: place.archiveSize, source: .archive, crc32: place.crc32)
+            return .reply(Outgoing(reply, sharing: description))
         } catch {
             return .reply(Outgoing(DaemonReply.failure(for: AssetPackError(error))))
         }

@@ -7,7 +7,9 @@ extension DescriptorDaemon {
     /// A reply to send: its bytes and the descriptor that travels with its
     /// first byte, if any (closed when the reply goes away).
     final class Outgoing: Sendable {
-        let bytes: [UInt8]
+        private let bytes: [UInt8]
+        /// A success's bytes, held inline instead of in ``bytes``.
+        private let success: DaemonReply.Success?
         let descriptor: FileDescriptor?
         /// The descriptor's number, for `sendmsg`.
         let passing: Int32?
@@ -17,17 +19,36 @@ extension DescriptorDaemon {
 
         init(_ bytes: [UInt8], passing descriptor: consuming FileDescriptor? = nil) {
             self.bytes = bytes
+            self.success = nil
             self.passing = descriptor?.rawValue
             self.descriptor = descriptor
             self.shared = nil
         }
 
-        /// A reply that passes `shared`'s descriptor, which stays the connection's.
-        init(_ bytes: [UInt8], sharing shared: SharedDescription) {
-            self.bytes = bytes
+        /// A success passing `descriptor`.
+        init(_ success: DaemonReply.Success, passing descriptor: consuming FileDescriptor) {
+            self.bytes = []
+            self.success = success
+            self.passing = descriptor.rawValue
+            self.descriptor = Optional(descriptor)
+            self.shared = nil
+        }
+
+        /// A success that passes `shared`'s descriptor, which stays the connection's.
+        init(_ success: DaemonReply.Success, sharing shared: SharedDescription) {
+            self.bytes = []
+            self.success = success
             self.passing = shared.descriptor.rawValue
             self.descriptor = nil
             self.shared = shared
+        }
+
+        /// The reply's length in bytes.
+        var count: Int { success == nil ? bytes.count : DaemonReply.Success.size }
+
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            if let success { return try success.withUnsafeBytes(body) }
+            return try bytes.withUnsafeBytes(body)
         }
     }
 
