@@ -46,7 +46,9 @@ enum DaemonReply {
         if body.count > DaemonProtocol.maximumReplyBody {
             return failure(.daemonFailed, message: String(message.utf8.prefix(1024)) ?? "reply too long")
         }
-        return header(status: UInt16(code.rawValue), bodyLength: body.count) + body
+        var out = header(status: UInt16(code.rawValue), bodyLength: body.count)
+        out.append(contentsOf: body)
+        return out
     }
 
     /// The failure that carries `error`: its code is the status, and the
@@ -85,11 +87,14 @@ enum DaemonReply {
         }
     }
 
+    /// A reply header, in an array with room for the body after it.
     static func header(status: UInt16, bodyLength: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: DaemonProtocol.headerSize) { buffer, initialized in
-            writeHeader(into: UnsafeMutableRawBufferPointer(buffer), status: status, bodyLength: bodyLength)
-            initialized = DaemonProtocol.headerSize
-        }
+        var header: (UInt64, UInt64) = (0, 0)
+        Swift.withUnsafeMutableBytes(of: &header) { writeHeader(into: $0, status: status, bodyLength: bodyLength) }
+        var out = [UInt8]()
+        out.reserveCapacity(DaemonProtocol.headerSize + bodyLength)
+        Swift.withUnsafeBytes(of: header) { out.append(contentsOf: $0) }
+        return out
     }
 
     /// Writes a reply header into the first ``DaemonProtocol/headerSize`` bytes of `out`.

@@ -211,7 +211,7 @@ extension DescriptorDaemon {
             var used = 0
             while !c.atWork && c.output.isEmpty && !c.closing {
                 var length = 0
-                let next = c.input.withUnsafeBytes { b in Self.parseNext(UnsafeRawBufferPointer(rebasing: b[used...]), consumed: &length) }
+                let next = c.input.withUnsafeBytes { b in DescriptorDaemon.parse(UnsafeRawBufferPointer(rebasing: b[used...]), consumed: &length) }
                 guard let parsed = next else { break }
                 used += length
                 c.firstDeadline = nil
@@ -255,10 +255,6 @@ extension DescriptorDaemon {
             // requests that came whole are answered (one cut short is not).
             if (c.closing || c.ended) && !c.atWork && c.output.isEmpty { return close(c) }
             refresh(c)
-        }
-
-        private static func parseNext(_ bytes: UnsafeRawBufferPointer, consumed: inout Int) -> Parsed? {
-            DescriptorDaemon.parse(bytes, consumed: &consumed)
         }
 
         /// Sends `bytes` (or queues them behind replies still waiting).
