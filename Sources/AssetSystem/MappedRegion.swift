@@ -1,5 +1,4 @@
 internal import CAssetShim
-internal import Dispatch
 
 /// A shared, read-only memory mapping of a whole file, unmapped when it goes
 /// out of scope.
@@ -31,19 +30,19 @@ public struct MappedRegion: ~Copyable, @unchecked Sendable {
 
     deinit {
         guard let baseAddress else { return }
-        // A background thread unmaps in place: a Dispatch worker started
-        // from it would stay at its priority (``BackgroundWork``).
-        guard deferred && count >= Self.backgroundThreshold && !BackgroundWork.isCurrent else {
+        guard deferred && count >= Self.backgroundThreshold else {
             _ = cas_munmap(UnsafeMutableRawPointer(mutating: baseAddress), count)
             return
         }
         let address = UInt(bitPattern: baseAddress)
         let count = count
-        Self.unmapper.async { _ = cas_munmap(UnsafeMutableRawPointer(bitPattern: address), count) }
+        BackgroundWork.later { _ = cas_munmap_gradually(UnsafeMutableRawPointer(bitPattern: address), count, Self.unmapPiece) }
     }
 
-    /// From now on, the mapping is released on a background thread when
-    /// this value goes away, if it is large (``backgroundThreshold``).
+    /// From now on, the mapping is released on the process's background
+    /// thread (``BackgroundWork/later(_:)``) when this value goes away, if it
+    /// is large (``backgroundThreshold``); a thread at background priority
+    /// releases it in place.
     ///
     /// `munmap` costs in proportion to the pages the process touched: about
     /// 110–150 ms for a 600 MB mapping read all over. A reader that drops
@@ -53,11 +52,18 @@ public struct MappedRegion: ~Copyable, @unchecked Sendable {
     /// the pages meanwhile: the value that owned them is gone.
     public mutating func unmapsInBackground() { deferred = true }
 
+    /// A mapping released in the background goes a piece of this many bytes
+    /// at a time, the thread giving way between two (`sched_yield`): about
+    /// 100 µs of page-table work each (`munmap` costs about 0.8 µs per page
+    /// touched). The background thread runs at nice 19, yet when both CPUs
+    /// are busy the scheduler still gives it one of them now and then — and
+    /// without a yield it kept it until the next tick, 4 ms, stalling the
+    /// reader it took it from (traced).
+    static let unmapPiece = 512 << 10
+
     /// Mappings smaller than this are unmapped in place: their `munmap` is
     /// cheaper than a hand-off to the background thread.
     public static let backgroundThreshold = 4 << 20
-
-    private static let unmapper = DispatchQueue(label: "assetpacks.unmap", qos: .utility)
 
     /// The mapped bytes.
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: count) }

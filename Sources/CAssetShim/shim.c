@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -205,6 +207,71 @@ int cas_thread_is_background(void) {
 
 int cas_gettid(void) { return (int)gettid(); }
 
+/* The background thread's queue: a singly linked list in order, under one
+ * mutex; the thread sleeps on the condition variable while it is empty. */
+struct cas_job { struct cas_job *next; void (*fn)(void *); void *context; };
+static pthread_mutex_t cas_jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cas_jobs_ready = PTHREAD_COND_INITIALIZER;
+static struct cas_job *cas_jobs_head, *cas_jobs_tail;
+static pid_t cas_jobs_owner; /* the process whose thread serves the queue, 0 for none */
+
+static void *cas_background_main(void *unused) {
+    (void)unused;
+    (void)cas_thread_enter_background();
+    for (;;) {
+        pthread_mutex_lock(&cas_jobs_lock);
+        while (cas_jobs_head == NULL) pthread_cond_wait(&cas_jobs_ready, &cas_jobs_lock);
+        struct cas_job *job = cas_jobs_head;
+        cas_jobs_head = job->next;
+        if (cas_jobs_head == NULL) cas_jobs_tail = NULL;
+        pthread_mutex_unlock(&cas_jobs_lock);
+        job->fn(job->context);
+        free(job);
+    }
+    return NULL;
+}
+
+/* In a forked child the thread is gone and the lock may be held: start over
+ * (the parent's queued jobs are its own). */
+static void cas_background_after_fork(void) {
+    pthread_mutex_init(&cas_jobs_lock, NULL);
+    pthread_cond_init(&cas_jobs_ready, NULL);
+    cas_jobs_head = cas_jobs_tail = NULL;
+    cas_jobs_owner = 0;
+}
+
+static void cas_background_register_fork(void) { pthread_atfork(NULL, NULL, cas_background_after_fork); }
+
+int cas_background_submit(void (*fn)(void *context), void *context) {
+    struct cas_job *job = malloc(sizeof *job);
+    if (job == NULL) return -ENOMEM;
+    job->next = NULL;
+    job->fn = fn;
+    job->context = context;
+    pthread_mutex_lock(&cas_jobs_lock);
+    if (cas_jobs_owner != getpid()) {
+        static pthread_once_t registered = PTHREAD_ONCE_INIT;
+        pthread_once(&registered, cas_background_register_fork);
+        pthread_t thread;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int error = pthread_create(&thread, &attr, cas_background_main, NULL);
+        pthread_attr_destroy(&attr);
+        if (error != 0) {
+            pthread_mutex_unlock(&cas_jobs_lock);
+            free(job);
+            return -error;
+        }
+        cas_jobs_owner = getpid();
+    }
+    if (cas_jobs_tail != NULL) cas_jobs_tail->next = job; else cas_jobs_head = job;
+    cas_jobs_tail = job;
+    pthread_cond_signal(&cas_jobs_ready);
+    pthread_mutex_unlock(&cas_jobs_lock);
+    return 0;
+}
+
 int cas_mmap_writable(int fd, size_t length, void **address) {
     void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return -errno;
@@ -214,6 +281,19 @@ int cas_mmap_writable(int fd, size_t length, void **address) {
 
 int cas_munmap(void *address, size_t length) {
     RETURN_OR_ERRNO(munmap(address, length));
+}
+
+int cas_munmap_gradually(void *address, size_t length, size_t piece) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    piece = piece < page ? page : piece / page * page;
+    char *p = address;
+    while (length > piece) {
+        if (munmap(p, piece) != 0) return -errno;
+        p += piece;
+        length -= piece;
+        sched_yield();
+    }
+    RETURN_OR_ERRNO(munmap(p, length));
 }
 
 int cas_madvise(void *address, size_t length, int advice) {

@@ -54,6 +54,46 @@ import TestSupport
         #expect(child)
     }
 
+    /// `later` returns before its work runs; the work runs in order on one
+    /// thread that is not the caller's, at nice 19 (`SCHED_BATCH`), the
+    /// same thread every time; from a thread at background priority it
+    /// runs in place.
+    @Test func laterRunsInOrderOnOneBackgroundThreadWithoutTheCallerWaiting() {
+        final class Seen: @unchecked Sendable {
+            let lock = NSLock()
+            var runs: [(order: Int, thread: Int32, policy: Int32, nice: Int32)] = []
+        }
+        let seen = Seen()
+        let gate = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let caller = BackgroundWork.threadID
+        for order in 0 ..< 3 {
+            BackgroundWork.later {
+                if order == 0 { _ = gate.wait(timeout: .now() + 10) }
+                let p = BackgroundWork.currentPriority
+                seen.lock.withLock { seen.runs.append((order, BackgroundWork.threadID, p.policy, p.nice)) }
+                if order == 2 { done.signal() }
+            }
+        }
+        // The first job waits for the gate, which only this thread opens
+        // (for 10 s at most: work run in place would wait that long, then fail).
+        #expect(seen.lock.withLock { seen.runs.isEmpty })
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let runs = seen.lock.withLock { seen.runs }
+        #expect(runs.map(\.order) == [0, 1, 2])
+        #expect(Set(runs.map(\.thread)).count == 1 && runs[0].thread != caller)
+        #expect(runs.allSatisfy { $0.policy == BackgroundWork.batchPolicy && $0.nice == 19 }, "\(runs)")
+        let inPlace = BackgroundWork.run { () -> Bool in
+            let here = BackgroundWork.threadID
+            final class Ran: @unchecked Sendable { var on: Int32 = 0 }
+            let ran = Ran()
+            BackgroundWork.later { ran.on = BackgroundWork.threadID }
+            return ran.on == here
+        }
+        #expect(inPlace)
+    }
+
     /// A large mapping marked for the background, dropped on a background
     /// thread, is unmapped there at once instead of on a Dispatch worker.
     @Test func aBackgroundThreadUnmapsInPlace() throws {

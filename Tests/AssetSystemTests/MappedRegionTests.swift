@@ -23,15 +23,17 @@ import TestSupport
     }
 
     /// A large mapping marked for the background is gone soon after its
-    /// value, without the thread that dropped it unmapping it; a small one,
-    /// or one not marked, is gone at once.
+    /// value, without the thread that dropped it unmapping it — all of it,
+    /// though it is released piece by piece and its size is no multiple of
+    /// a piece; a small one, or one not marked, is gone at once.
     @Test func largeMappingsCanBeReleasedInTheBackground() throws {
         let dir = TemporaryDirectory()
-        let large = try dir.write("large.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold))
+        let largeCount = MappedRegion.backgroundThreshold + 3 * 4096
+        let large = try dir.write("large.bin", [UInt8](repeating: 7, count: largeCount))
         let small = try dir.write("small.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold - 4096))
         let plain = try dir.write("plain.bin", [UInt8](repeating: 7, count: MappedRegion.backgroundThreshold))
         do {
-            var region = try MappedRegion(mapping: try FileDescriptor.open(large), count: MappedRegion.backgroundThreshold)
+            var region = try MappedRegion(mapping: try FileDescriptor.open(large), count: largeCount)
             region.unmapsInBackground()
             #expect(region.bytes.last == 7)
             #expect(try Self.isMapped(large))

@@ -150,6 +150,14 @@ void cas_thread_priority(int *policy, int *nice);
 /** The calling thread's ID. gettid(2). */
 int cas_gettid(void);
 
+/** Queues fn(context) for the process's background thread: one long-lived
+ *  thread at nice 19 and SCHED_BATCH (cas_thread_enter_background), started
+ *  on first use, that runs the jobs in order. Returns 0 when queued, or
+ *  -errno when the thread or the job's node cannot be made — the caller
+ *  then runs the job itself. A child made by fork starts a thread of its
+ *  own on first use; jobs queued in the parent before the fork stay there. */
+int cas_background_submit(void (*fn)(void *context), void *context);
+
 /* ---- Memory mappings ------------------------------------------------------ */
 
 /** Maps length bytes of fd from offset 0, shared and read-only. *address
@@ -162,6 +170,13 @@ int cas_mmap_writable(int fd, size_t length, void **address);
 
 /** Unmaps a mapping made by cas_mmap_readonly or cas_mmap_writable. munmap(2). */
 int cas_munmap(void *address, size_t length);
+
+/** Unmaps a mapping piece by piece, piece bytes (whole pages) at a time,
+ *  and gives the CPU to any other thread that wants it between two pieces:
+ *  the time one munmap holds a CPU is that of its piece. The mapping must
+ *  start on a page boundary. Returns 0 or the first -errno. munmap(2),
+ *  sched_yield(2). */
+int cas_munmap_gradually(void *address, size_t length, size_t piece);
 
 /** Advises the kernel about a range: CAS_ADVICE_WILLNEED, _SEQUENTIAL,
  *  _RANDOM, _DONTNEED. madvise(2). */
