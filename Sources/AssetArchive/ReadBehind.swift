@@ -33,8 +33,11 @@ public struct ReadBehind {
     public static let defaultWindow = 8 << 20
 
     /// The reader is done with everything before `offset`: once that is a
-    /// window or more past what was dropped, drop it.
+    /// window or more past what was dropped, drop it. A reader at
+    /// background priority gives way here (``BackgroundWork/giveWay()``):
+    /// every walk over a mapping reports its progress through this.
     public mutating func reached(_ offset: Int) {
+        BackgroundWork.giveWay()
         guard offset - released >= window else { return }
         drop(to: offset)
     }

@@ -266,28 +266,39 @@ extension AssetStore {
     }
 
     /// Copies the first `count` bytes of `source` to `target`: in one call
-    /// without `progress`, else in pieces of at most ``copyPiece`` bytes,
-    /// each reported.
+    /// without `progress` at normal priority, else in pieces of at most
+    /// ``copyPiece`` bytes, each reported — at background priority of
+    /// ``backgroundCopyPiece``, giving way between two
+    /// (``BackgroundWork/giveWay()``).
     private static func copy(
         _ count: Int64, from source: borrowing FileDescriptor, to target: borrowing FileDescriptor,
         progress: ((InstallProgress) -> Void)?
     ) throws(Errno) {
-        guard var meter = ProgressMeter.install(.copying, total: UInt64(count), reportingTo: progress) else {
+        let background = BackgroundWork.isCurrent
+        var meter = ProgressMeter.install(.copying, total: UInt64(count), reportingTo: progress)
+        guard meter != nil || background else {
             try target.copy(count: count, from: source, at: 0, to: 0)
             return
         }
+        let most = background ? backgroundCopyPiece : copyPiece
         var offset: Int64 = 0
         while offset < count {
-            let piece = min(copyPiece, count - offset)
+            let piece = min(most, count - offset)
             try target.copy(count: piece, from: source, at: offset, to: offset)
             offset += piece
-            meter.advance(by: UInt64(piece))
+            meter?.advance(by: UInt64(piece))
+            BackgroundWork.giveWay()
         }
-        meter.finish()
+        meter?.finish()
     }
 
     /// The most bytes copied between two progress reports.
     private static let copyPiece: Int64 = 8 << 20
+
+    /// The most bytes a background install copies in one system call: about
+    /// 0.2 ms of page-cache copying, for the kernel keeps the CPU for the
+    /// whole call.
+    private static let backgroundCopyPiece: Int64 = 1 << 20
 
     /// The ID a validated pack installs under: the one its manifest
     /// records (`recorded`), else `requested`, else its file name's.
@@ -342,6 +353,7 @@ extension AssetStore {
         try indexCall { () throws(LMDBError) in
             try txn.forEach(members, prefix: prefix) { key, _ in
                 old.insert(Array(key[prefix.count...]))
+                BackgroundWork.giveWay()
                 return true
             }
         }
@@ -380,8 +392,10 @@ extension AssetStore {
             if !old.isEmpty { new.insert(Array(path)) }
             written += 1
             membersWritten?(written)
+            BackgroundWork.giveWay()
         }
         for path in old where !new.contains(path) {
+            BackgroundWork.giveWay()
             try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
             try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
             CrashPoint.hit("install.index.member-dropped")

@@ -38,6 +38,30 @@ public enum BackgroundWork {
     /// The calling thread's kernel thread ID (`gettid`).
     public static var threadID: Int32 { cas_gettid() }
 
+    /// On a thread at background priority that has run for
+    /// ``wayInterval`` since it last gave way, gives its CPU to any thread
+    /// waiting for it (`sched_yield`) and returns `true`; on any other
+    /// thread, or sooner, returns `false` at once.
+    ///
+    /// Background work calls it as it goes: per member in the walks of an
+    /// install or a verify, per piece of a copy or a hash (``ReadBehind``
+    /// calls it for every walk over a mapping). A nice-19 thread that lands
+    /// on a busy CPU — woken there by an I/O completion, say — gets it now
+    /// and then, and the scheduler notices that it has had its share only
+    /// at its next tick: traced, a background install held a reader's CPU
+    /// for a whole tick (4 ms at `HZ=250`), with the other CPU idle. Giving
+    /// way bounds that to about ``wayInterval``. Alone on its CPU, the
+    /// thread yields to nobody and goes on (a system call every
+    /// ``wayInterval``). Whether a thread is at background priority is
+    /// learnt on its first call (``isCurrent``) and kept; a thread that
+    /// enters the background through this type is known at once.
+    @discardableResult
+    public static func giveWay() -> Bool { cas_give_way(wayInterval) != 0 }
+
+    /// How long background work runs between two chances it gives other
+    /// threads: 200 µs, a tenth of the 2 ms a reader should ever wait.
+    public static var wayInterval: UInt64 { 200_000 }
+
     /// Runs `work` later on the process's background thread: one thread at
     /// background priority, started on first use and kept for the life of
     /// the process, that runs what it is given in order. It is for releasing
@@ -79,13 +103,12 @@ public enum BackgroundWork {
 
     /// One run of ``run(_:)``: the closure and, once the thread ends, its
     /// result. The caller reads the result only after `pthread_join`, so
-    /// the two threads never touch it at once; it reads `started` and
-    /// `thread` only after the semaphore the starting thread signals.
+    /// the two threads never touch it at once; it reads `thread` only after
+    /// the semaphore the starting thread signals.
     fileprivate final class Job<T, E: Error>: Runnable, @unchecked Sendable {
         private let work: () -> Result<T, E>
         private var result: Result<T, E>?
         private var thread = pthread_t()
-        private var started = false
 
         init(_ work: @escaping () -> Result<T, E>) { self.work = work }
 
@@ -95,15 +118,27 @@ public enum BackgroundWork {
         /// its first instructions lowered it, and the scheduler lets a thread
         /// keep a CPU it took that way until its next tick: traced, a reader
         /// lost its CPU for 4 ms to each background install's new thread.
+        ///
+        /// The closure handed over holds neither the job nor its work: that
+        /// thread releases it only after the signal, when ``run(_:)`` may
+        /// already be done, and `withoutActuallyEscaping` traps if its
+        /// closure is still held then. The caller keeps the job alive while
+        /// it waits.
         func startFromBackgroundThread() -> Bool {
             let done = DispatchSemaphore(value: 0)
+            let outcome = Started()
+            let job = Unmanaged.passUnretained(self)
             BackgroundWork.later {
-                self.started = self.start()
+                outcome.value = job._withUnsafeGuaranteedRef { $0.start() }
                 done.signal()
             }
             done.wait()
-            return started
+            return outcome.value
         }
+
+        /// Whether the thread started, set before the semaphore is signalled
+        /// and read after it is waited for.
+        private final class Started: @unchecked Sendable { var value = false }
 
         func start() -> Bool {
             let context = Unmanaged.passRetained(self as AnyObject).toOpaque()

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RETURN_OR_ERRNO(expr) do { long r_ = (long)(expr); return r_ < 0 ? -errno : r_; } while (0)
@@ -171,9 +172,22 @@ int cas_mmap_readonly(int fd, size_t length, void **address) {
     return 0;
 }
 
+/* cas_give_way's per-thread state: whether the thread runs at background
+ * priority (0: not known yet, 1: yes, -1: no), and when it last gave way. */
+static __thread int cas_way_background;
+static __thread uint64_t cas_way_since;
+
+static uint64_t cas_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int cas_thread_enter_background(void) {
     // Linux: PRIO_PROCESS with 0 is the calling thread (nice is per thread).
     if (setpriority(PRIO_PROCESS, 0, 19) != 0) return -errno;
+    cas_way_background = 1;
+    cas_way_since = cas_monotonic_ns();
     struct sched_param param = { .sched_priority = 0 };
     return sched_setscheduler(0, SCHED_BATCH, &param) == 0 ? 0 : 1;
 }
@@ -206,6 +220,20 @@ int cas_thread_is_background(void) {
 }
 
 int cas_gettid(void) { return (int)gettid(); }
+
+int cas_give_way(uint64_t interval_ns) {
+    if (cas_way_background < 0) return 0;
+    uint64_t now = cas_monotonic_ns();
+    if (cas_way_background == 0) {
+        cas_way_background = cas_thread_is_background() ? 1 : -1;
+        cas_way_since = now;
+        return 0;
+    }
+    if (now - cas_way_since < interval_ns) return 0;
+    sched_yield();
+    cas_way_since = cas_monotonic_ns();
+    return 1;
+}
 
 /* The background thread's queue: a singly linked list in order, under one
  * mutex; the thread sleeps on the condition variable while it is empty. */

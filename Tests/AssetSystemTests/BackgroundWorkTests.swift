@@ -94,6 +94,53 @@ import TestSupport
         #expect(inPlace)
     }
 
+    /// Many runs in a row: the thread that starts each run's thread
+    /// (``BackgroundWork/later(_:)``) must not hold the body after the run
+    /// returns — `withoutActuallyEscaping` traps when it does (it did, now
+    /// and then, in a background install).
+    @Test func runsInARowLeaveNoReferenceToTheirBody() {
+        var sum = 0
+        for i in 0 ..< 500 {
+            sum += BackgroundWork.run { i }
+        }
+        #expect(sum == 499 * 500 / 2)
+    }
+
+    /// A thread at background priority gives way once it has run for
+    /// `wayInterval` since it last did, and never sooner; a thread of
+    /// normal priority never gives way, however long it runs.
+    @Test func onlyBackgroundThreadsGiveWayAndNoSoonerThanTheInterval() {
+        let interval = BackgroundWork.wayInterval
+        @Sendable func now() -> UInt64 {
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        }
+        // Three times the interval at normal priority (this test's thread).
+        #expect(!BackgroundWork.isCurrent)
+        let normalStart = now()
+        var normalWays = 0
+        while now() - normalStart < 3 * interval { if BackgroundWork.giveWay() { normalWays += 1 } }
+        #expect(normalWays == 0)
+        // At background priority: four chances given within 10 s however
+        // busy the machine is, each at least an interval after the one
+        // before. A chance is given inside the call that returns true, so
+        // from the start of one such call to the end of the next is at least
+        // the interval.
+        let calls = BackgroundWork.run { () -> [(start: UInt64, end: UInt64)] in
+            var calls: [(start: UInt64, end: UInt64)] = []
+            let deadline = now() + 10_000_000_000
+            while calls.count < 4 && now() < deadline {
+                let start = now()
+                if BackgroundWork.giveWay() { calls.append((start, now())) }
+            }
+            return calls
+        }
+        #expect(calls.count == 4)
+        let gaps = zip(calls, calls.dropFirst()).map { $1.end - $0.start }
+        #expect(gaps.allSatisfy { $0 >= interval }, "\(gaps)")
+    }
+
     /// A large mapping marked for the background, dropped on a background
     /// thread, is unmapped there at once instead of on a Dispatch worker.
     @Test func aBackgroundThreadUnmapsInPlace() throws {

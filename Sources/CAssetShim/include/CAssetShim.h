@@ -150,6 +150,18 @@ void cas_thread_priority(int *policy, int *nice);
 /** The calling thread's ID. gettid(2). */
 int cas_gettid(void);
 
+/** On a thread at background priority (cas_thread_is_background, known
+ *  once per thread; cas_thread_enter_background marks it at once) that has
+ *  run for interval_ns since it last gave way, gives its CPU to any thread
+ *  waiting for it (sched_yield) and returns 1; otherwise returns 0 at once.
+ *  For the loops of background work: the scheduler notices that a nice-19
+ *  thread has had its share of a CPU it shares only at the next tick (4 ms
+ *  at HZ=250), so without this a background thread that took a reader's
+ *  CPU kept it that long. A thread alone on its CPU yields to nobody and
+ *  goes on. Costs a thread-local load on other threads, and a clock read
+ *  (vDSO) on background ones. sched_yield(2). */
+int cas_give_way(uint64_t interval_ns);
+
 /** Queues fn(context) for the process's background thread: one long-lived
  *  thread at nice 19 and SCHED_BATCH (cas_thread_enter_background), started
  *  on first use, that runs the jobs in order. Returns 0 when queued, or
