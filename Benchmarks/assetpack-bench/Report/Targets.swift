@@ -78,6 +78,12 @@ enum Targets {
             let x = busy.p99 / idle.p99
             return ("\(Format.ratio(x)) (\(Format.duration(busy.p99)) vs \(Format.duration(idle.p99)))", x <= 2)
         },
+        Target(scenario: "readers/install-one-cpu", comparison: "longest read while a background install shares the reader's CPU",
+               goal: "≤ 2 ms") { r in
+            guard let busy = r["readers/install-one-cpu"]?.measurement("assetpacks"), busy.histogram.total > 0 else { return nil }
+            let longest = busy.histogram.percentile(1)
+            return ("\(Format.duration(longest)) (p99.99 \(Format.duration(busy.histogram.percentile(0.9999))))", longest <= 2e6)
+        },
         Target(scenario: "codec/inflate", comparison: "libdeflate vs zlib, whole-member inflate",
                goal: "> 1.5× → use libdeflate for whole-buffer inflate") { r in
             guard let s = r["codec/inflate"], let z = s.measurement("zlib")?.bytesPerSecond,

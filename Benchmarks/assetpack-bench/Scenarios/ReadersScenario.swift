@@ -17,6 +17,11 @@ import AssetArchive
 /// - `readers/install-normal`: the same with the installs at normal priority.
 /// - `readers/2-install`, `readers/2-install-normal`: two readers (both
 ///   CPUs taken) beside the installs at each priority.
+/// - `readers/install-one-cpu`: one reader and the background installs
+///   placed on one CPU (`sched_setaffinity`), so that the installs' threads
+///   share the reader's CPU the whole time instead of now and then: what
+///   the store's own background work costs a reader, apart from what the
+///   machine does around it.
 ///
 /// Phases alternate (1, 2, the four install phases, then the machine's
 /// floor for 1 and for install: the reader's timed loop over an operation
@@ -58,11 +63,14 @@ enum ReadersScenario {
         // in the background are installed), 3 the same at normal priority,
         // 4 and 5 two readers — both CPUs taken — beside the installs at
         // each priority; 6 and 7 the machine's floor for 0 and 2: the
-        // reader's loop, timed the same way, reading nothing (`--worker clock`).
-        let plan: [(readers: Int, clock: Bool, installer: String?)] = [
-            (1, false, nil), (2, false, nil), (1, false, "background"), (1, false, "normal"),
-            (2, false, "background"), (2, false, "normal"), (1, true, nil), (1, true, "background"),
+        // reader's loop, timed the same way, reading nothing (`--worker clock`);
+        // 8 one reader and the background installer on one CPU.
+        let plan: [(readers: Int, clock: Bool, installer: String?, oneCPU: Bool)] = [
+            (1, false, nil, false), (2, false, nil, false), (1, false, "background", false), (1, false, "normal", false),
+            (2, false, "background", false), (2, false, "normal", false), (1, true, nil, false), (1, true, "background", false),
+            (1, false, "background", true),
         ]
+        let cpus = Affinity.allowed()
         let phases = plan.count
         var rates = [[Double]](repeating: [], count: phases)
         var histograms = [Histogram](repeating: Histogram(), count: phases)
@@ -85,6 +93,12 @@ enum ReadersScenario {
                 }
                 for w in workers { try w.waitUntilReady() }
                 try installer?.waitUntilReady()
+                if plan[phase].oneCPU, let cpu = cpus.last {
+                    // Threads the workers start later inherit the placement.
+                    for pid in workers.map(\.pid) + (installer.map { [$0.pid] } ?? []) {
+                        guard Affinity.set(process: pid, to: [cpu]) else { throw BenchError.failed("sched_setaffinity failed for \(pid)") }
+                    }
+                }
                 for w in workers { w.go() }
                 installer?.go()
                 var rate = 0.0
@@ -144,6 +158,10 @@ enum ReadersScenario {
             ScenarioResult(name: "readers/2-install-normal",
                            summary: "the same, the installs at normal priority",
                            measurements: [m[5]], basis: .none, notes: installNotes(5, idle: 1)),
+            ScenarioResult(name: "readers/install-one-cpu",
+                           summary: "one reader process and another installing updates at background priority, both placed on one CPU "
+                               + "(`sched_setaffinity`): the installs' threads share the reader's CPU all the time",
+                           measurements: [m[8]], basis: .none, notes: installNotes(8)),
         ]
     }
 

@@ -71,6 +71,10 @@ enum Workers {
         /// fault as well, which the guest sees as time on the CPU.)
         var minorFaults = 0
         var mostMinorFaults = 0
+        /// When the first 64 slow chunks began and ended (`CLOCK_MONOTONIC`,
+        /// ns): to line them up with a trace recorded on the same clock
+        /// (`perf record -k CLOCK_MONOTONIC`).
+        var windows: [[UInt64]] = []
 
         mutating func merge(_ other: SlowChunks) {
             chunks += other.chunks; preempted += other.preempted; blocked += other.blocked
@@ -78,6 +82,7 @@ enum Workers {
             unexplained = max(unexplained, other.unexplained)
             waitCovers += other.waitCovers; stealCovers += other.stealCovers; stolen = max(stolen, other.stolen)
             minorFaults += other.minorFaults; mostMinorFaults = max(mostMinorFaults, other.mostMinorFaults)
+            windows += other.windows.prefix(max(0, 64 - windows.count))
         }
     }
 
@@ -218,6 +223,7 @@ enum Workers {
                         over2ms += 1
                         let scheduledAfter = schedstat.now()
                         slow.chunks += 1
+                        if slow.windows.count < 64 { slow.windows.append([began, ended]) }
                         let wall = ended &- began
                         let run = scheduledAfter.run &- scheduledBefore.run
                         let delay = scheduledAfter.delay &- scheduledBefore.delay
