@@ -53,6 +53,31 @@ import TestSupport
         #expect(after.policy == caller.policy && after.nice == caller.nice)
     }
 
+    /// A background install copies the pack in small pieces, starting
+    /// writeback as it goes and giving way between pieces: the archive it
+    /// installs is the pack file byte for byte, for a size that is no
+    /// multiple of a piece, with and without progress reports.
+    @Test(arguments: [false, true])
+    func aBackgroundInstallCopiesThePackWhole(reporting: Bool) throws {
+        let dir = TemporaryDirectory("background-copy")
+        let manager = try AssetPackManager(container: AssetPackManager.Container(path: dir.file("container")))
+        let path = dir.file("big.zip")
+        let large = noise(3 << 20 + 12_345, seed: 9)
+        try ArchiveWriter.write([
+            ArchiveWriter.Member(path: "large.bin", source: .bytes(large), compression: .stored),
+            ArchiveWriter.Member(path: "notes.txt", source: .bytes(Array("big".utf8)), compression: .deflated),
+        ], to: path)
+        let ignore: @Sendable (AssetPackProgress) -> Void = { _ in }
+        let progress = reporting ? ignore : nil
+        let result = try manager.installPack(at: path, priority: .background, progress: progress)
+        #expect(result.change == .installed)
+        let packs = try FileManager.default.contentsOfDirectory(atPath: dir.file("container/packs")).filter { $0.hasPrefix("big.") }
+        #expect(packs.count == 1)
+        let installed = try Data(contentsOf: URL(fileURLWithPath: dir.file("container/packs/" + packs[0])))
+        #expect(installed == (try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(Array(try manager.contents(at: "large.bin", searchingInAssetPackWithID: "big")) == large)
+    }
+
     @Test func aNormalInstallStaysOnTheCallersThread() throws {
         let dir = TemporaryDirectory("normal-install")
         let manager = try AssetPackManager(container: AssetPackManager.Container(path: dir.file("container")))
