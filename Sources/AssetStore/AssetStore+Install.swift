@@ -292,7 +292,7 @@ extension AssetStore {
             offset += piece
             meter?.advance(by: UInt64(piece))
             if background && (offset - writtenBack >= backgroundWritebackPiece || offset == count) {
-                BackgroundWork.giveWay()
+                BackgroundWork.giveWay()  // the copy and the writeback are a stretch each
                 // Only a head start: the fsync that follows is what counts.
                 try? target.startWriteback(from: writtenBack, count: offset - writtenBack)
                 writtenBack = offset

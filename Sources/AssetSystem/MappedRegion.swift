@@ -36,7 +36,20 @@ public struct MappedRegion: ~Copyable, @unchecked Sendable {
         }
         let address = UInt(bitPattern: baseAddress)
         let count = count
-        BackgroundWork.later { _ = cas_munmap_gradually(UnsafeMutableRawPointer(bitPattern: address), count, Self.unmapPiece) }
+        BackgroundWork.later { Self.unmapGradually(UnsafeMutableRawPointer(bitPattern: address)!, count) }
+    }
+
+    /// Unmaps `count` bytes at `address` ``unmapPiece`` at a time, giving
+    /// way between pieces (``BackgroundWork/giveWay()``), so that one
+    /// `munmap` holds a CPU for no longer than its piece.
+    private static func unmapGradually(_ address: UnsafeMutableRawPointer, _ count: Int) {
+        var offset = 0
+        while offset < count {
+            let piece = min(unmapPiece, count - offset)
+            _ = cas_munmap(address + offset, piece)
+            offset += piece
+            BackgroundWork.giveWay()
+        }
     }
 
     /// From now on, the mapping is released on the process's background
@@ -53,7 +66,7 @@ public struct MappedRegion: ~Copyable, @unchecked Sendable {
     public mutating func unmapsInBackground() { deferred = true }
 
     /// A mapping released in the background goes a piece of this many bytes
-    /// at a time, the thread giving way between two (`sched_yield`): about
+    /// (whole pages) at a time, the thread giving way between two: about
     /// 100 µs of page-table work each (`munmap` costs about 0.8 µs per page
     /// touched). The background thread runs at nice 19, yet when both CPUs
     /// are busy the scheduler still gives it one of them now and then — and

@@ -311,19 +311,6 @@ int cas_munmap(void *address, size_t length) {
     RETURN_OR_ERRNO(munmap(address, length));
 }
 
-int cas_munmap_gradually(void *address, size_t length, size_t piece) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    piece = piece < page ? page : piece / page * page;
-    char *p = address;
-    while (length > piece) {
-        if (munmap(p, piece) != 0) return -errno;
-        p += piece;
-        length -= piece;
-        sched_yield();
-    }
-    RETURN_OR_ERRNO(munmap(p, length));
-}
-
 int cas_madvise(void *address, size_t length, int advice) {
     static const int map[] = { MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED };
     if (advice < 0 || advice > 4) return -EINVAL;

@@ -183,13 +183,6 @@ int cas_mmap_writable(int fd, size_t length, void **address);
 /** Unmaps a mapping made by cas_mmap_readonly or cas_mmap_writable. munmap(2). */
 int cas_munmap(void *address, size_t length);
 
-/** Unmaps a mapping piece by piece, piece bytes (whole pages) at a time,
- *  and gives the CPU to any other thread that wants it between two pieces:
- *  the time one munmap holds a CPU is that of its piece. The mapping must
- *  start on a page boundary. Returns 0 or the first -errno. munmap(2),
- *  sched_yield(2). */
-int cas_munmap_gradually(void *address, size_t length, size_t piece);
-
 /** Advises the kernel about a range: CAS_ADVICE_WILLNEED, _SEQUENTIAL,
  *  _RANDOM, _DONTNEED. madvise(2). */
 int cas_madvise(void *address, size_t length, int advice);
