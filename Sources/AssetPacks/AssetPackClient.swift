@@ -22,9 +22,37 @@ public final class AssetPackClient: Sendable {
     /// Seconds to wait for the daemon to take a request or to answer.
     public let timeout: Double
 
-    private final class Connection: Sendable {
+    /// One connection to the daemon, and the shared descriptions it has
+    /// been passed to keep (``DaemonProtocol/keepFlag``), by slot: they
+    /// belong to the connection, and go with it.
+    private final class Connection: @unchecked Sendable {
         let socket: UnixSocket
+        /// Slot `n` at `n - 1`. Touched only under the client's lock.
+        private var kept: [KeptDescription?] = Array(repeating: nil, count: DaemonProtocol.keptSlots)
+
         init(_ socket: consuming UnixSocket) { self.socket = socket }
+
+        /// Keeps `descriptor` in `slot` (closing what was there) and returns
+        /// a new descriptor of it for the caller.
+        func keep(_ descriptor: consuming FileDescriptor, in slot: Int) throws(Errno) -> FileDescriptor {
+            let description = KeptDescription(descriptor)
+            kept[slot - 1] = description
+            return try description.descriptor.duplicate()
+        }
+
+        /// A new descriptor of the description kept in `slot`, its position
+        /// set to `offset`; `nil` when the slot holds none.
+        func reuse(_ slot: Int, at offset: Int64) throws(Errno) -> FileDescriptor? {
+            guard let description = kept[slot - 1] else { return nil }
+            let fd = try description.descriptor.duplicate()
+            try fd.seek(to: offset)
+            return fd
+        }
+    }
+
+    private final class KeptDescription {
+        let descriptor: FileDescriptor
+        init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
     }
 
     private struct State {
@@ -35,21 +63,32 @@ public final class AssetPackClient: Sendable {
         /// The daemon refused the shared-position flag (it predates it):
         /// every descriptor is then a new open description.
         var sharedUnsupported = false
+        /// The daemon refused the keep flag (it predates it): shared
+        /// descriptions are passed with every reply.
+        var keepUnsupported = false
 
-        /// `request` as it goes to this daemon: without the shared-position
-        /// flag once the daemon refused it.
-        func sending(_ request: [UInt8], shared: Bool) -> [UInt8] {
-            shared && sharedUnsupported ? DaemonProtocol.unshared(request) : request
+        /// The flags of a shared request that this daemon is sent, of the
+        /// shared-position and keep flags.
+        func sent(shared: Bool) -> (shared: Bool, keeps: Bool) {
+            (shared && !sharedUnsupported, shared && !sharedUnsupported && !keepUnsupported)
         }
 
-        /// Whether `error`, the answer to a request sent with the flag, is a
-        /// daemon's that predates it ("unknown flags 2", then it closes the
-        /// connection): only such a daemon refuses a request this client
-        /// makes as malformed. Then the flag is not sent to it again, and
-        /// the connection is dropped, to ask once more.
-        mutating func refusedShared(_ error: AssetPackError) -> Bool {
-            guard error.code == .malformedRequest else { return false }
-            sharedUnsupported = true
+        /// `request` as it goes to this daemon: without the flags it refused.
+        func sending(_ request: [UInt8], shared: Bool) -> [UInt8] {
+            guard shared else { return request }
+            if sharedUnsupported { return DaemonProtocol.without(DaemonProtocol.sharedFlag | DaemonProtocol.keepFlag, in: request) }
+            return keepUnsupported ? DaemonProtocol.without(DaemonProtocol.keepFlag, in: request) : request
+        }
+
+        /// Whether `error`, the answer to a request sent with `asked`
+        /// flags, is a daemon's that predates the newest of them ("unknown
+        /// flags 6" or "unknown flags 2", then it closes the connection):
+        /// only such a daemon refuses a request this client makes as
+        /// malformed. Then that flag is not sent to it again, and the
+        /// connection is dropped, to ask once more.
+        mutating func refusedFlags(_ error: AssetPackError, asked: (shared: Bool, keeps: Bool)) -> Bool {
+            guard error.code == .malformedRequest, asked.shared else { return false }
+            if asked.keeps { keepUnsupported = true } else { sharedUnsupported = true }
             connection = nil
             return true
         }
@@ -83,8 +122,10 @@ public final class AssetPackClient: Sendable {
     /// description — and so its file position — with this client's other
     /// descriptors of the same archive, unless `options` has `.ownOffset`
     /// (the daemon keeps one description per archive for the connection, so
-    /// that a handout opens nothing; its position is set to the member's
-    /// start when it is handed out: read with `pread` at the offset). No
+    /// that a handout opens nothing, and passes it once: this client keeps
+    /// a copy, at most 4 per connection, and makes later handouts of that
+    /// archive from it; its position is set to the member's start when it
+    /// is handed out: read with `pread` at the offset). No
     /// other process shares it. With `.ownOffset`, from a daemon that
     /// predates shared positions, and for memory files, the descriptor is a
     /// new open description with a file position of its own.
@@ -101,16 +142,17 @@ public final class AssetPackClient: Sendable {
         for path: String, searchingInAssetPackWithID id: String? = nil, options: AssetDescriptor.Options = []
     ) throws(AssetPackError) -> AssetDescriptor {
         let wantsShared = !options.contains(.ownOffset)
-        let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone), shared: wantsShared).encoded
+        let request = DaemonRequest(pack: id, path: path, standalone: options.contains(.standalone), shared: wantsShared, keeps: wantsShared).encoded
         guard request.count - DaemonProtocol.headerSize <= DaemonProtocol.maximumRequestBody else {
             throw AssetPackError(.requestTooLarge, member: path, path: socketPath, message: "a request for '\(path)' is longer than the \(DaemonProtocol.maximumRequestBody) bytes the daemon reads")
         }
-        return try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
-            let asked = wantsShared && !state.sharedUnsupported
-            switch exchange(state.sending(request, shared: wantsShared), on: socket, buffer: &state.buffer) {
+        return try exchanging { (state, connection) throws(AssetPackError) -> Exchanged<AssetDescriptor> in
+            let asked = state.sent(shared: wantsShared)
+            let reply = send(state.sending(request, shared: wantsShared), on: connection.socket, buffer: &state.buffer)
+            switch outcome(of: reply, buffer: state.buffer, on: connection, keeps: asked.keeps) {
             case .descriptor(let d): return .done(AssetDescriptor(d))
             case .failure(let error):
-                if asked && state.refusedShared(error) { return .again }
+                if state.refusedFlags(error, asked: asked) { return .again }
                 throw error
             case .closedBeforeReply(let e): return .closedBeforeReply(e)
             case .broken(let e): return .broken(e)
@@ -135,7 +177,7 @@ public final class AssetPackClient: Sendable {
     /// the reply, once more on a new one, since requests are idempotent.
     /// An error `body` throws is the daemon's answer, and keeps the connection.
     private func exchanging<T>(
-        _ body: (inout State, borrowing UnixSocket) throws(AssetPackError) -> Exchanged<T>
+        _ body: (inout State, Connection) throws(AssetPackError) -> Exchanged<T>
     ) throws(AssetPackError) -> T {
         try state.withLock { (state) throws(AssetPackError) -> T in
             var reconnected = false
@@ -144,7 +186,7 @@ public final class AssetPackClient: Sendable {
                 let connection: Connection
                 if let open = state.connection { connection = open } else { connection = try open() }
                 state.connection = connection
-                switch try body(&state, connection.socket) {
+                switch try body(&state, connection) {
                 case .done(let value):
                     return value
                 case .again:
@@ -188,7 +230,7 @@ public final class AssetPackClient: Sendable {
         var chunkBody = (id?.utf8.count ?? 0) + 2
         func flush() throws(AssetPackError) {
             guard !chunk.isEmpty else { return }
-            results += try batch(DaemonBatchRequest(pack: id, paths: chunk, standalone: standalone, shared: shared))
+            results += try batch(DaemonBatchRequest(pack: id, paths: chunk, standalone: standalone, shared: shared, keeps: shared))
             chunk = []
             chunkBody = (id?.utf8.count ?? 0) + 2
         }
@@ -212,18 +254,18 @@ public final class AssetPackClient: Sendable {
     private func batch(_ request: DaemonBatchRequest) throws(AssetPackError) -> [Result<AssetDescriptor, AssetPackError>] {
         if state.withLock({ $0.batchesUnsupported }) { return try singly(request) }
         let bytes = request.encoded
-        let answered = try exchanging { (state, socket) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
+        let answered = try exchanging { (state, connection) throws(AssetPackError) -> Exchanged<[Result<AssetDescriptor, AssetPackError>]?> in
             var results: [Result<AssetDescriptor, AssetPackError>] = []
-            let asked = request.shared && !state.sharedUnsupported
-            var reply = send(state.sending(bytes, shared: request.shared), on: socket, buffer: &state.buffer, exactly: true)
+            let asked = state.sent(shared: request.shared)
+            var reply = send(state.sending(bytes, shared: request.shared), on: connection.socket, buffer: &state.buffer, exactly: true)
             while true {
-                switch outcome(of: reply, buffer: state.buffer) {
+                switch outcome(of: reply, buffer: state.buffer, on: connection, keeps: asked.keeps) {
                 case .descriptor(let d):
                     results.append(.success(AssetDescriptor(d)))
                 case .failure(let error):
-                    // A daemon that predates the flag may know batches: the
+                    // A daemon that predates a flag may know batches: the
                     // batch once more without it, before member by member.
-                    if results.isEmpty && asked && state.refusedShared(error) { return .again }
+                    if results.isEmpty && state.refusedFlags(error, asked: asked) { return .again }
                     if results.isEmpty && (error.code == .malformedRequest || error.code == .requestTooLarge) {
                         // The batch refused whole: by a daemon that predates
                         // batches ("unknown request kind 3"), which then
@@ -239,7 +281,7 @@ public final class AssetPackClient: Sendable {
                     return .broken(e)
                 }
                 if results.count == request.paths.count { return .done(results) }
-                reply = receive(on: socket, buffer: &state.buffer, exactly: true)
+                reply = receive(on: connection.socket, buffer: &state.buffer, exactly: true)
             }
         }
         if let answered { return answered }
@@ -283,24 +325,37 @@ public final class AssetPackClient: Sendable {
         case broken(Errno)
     }
 
-    /// Sends `request` and reads its reply.
-    private func exchange(_ request: [UInt8], on socket: borrowing UnixSocket, buffer: inout [UInt8]) -> Outcome {
-        outcome(of: send(request, on: socket, buffer: &buffer), buffer: buffer)
-    }
-
-    /// What a descriptor request's reply says.
-    private func outcome(of reply: consuming Reply, buffer: [UInt8]) -> Outcome {
+    /// What a descriptor request's reply on `connection` says; `keeps`:
+    /// whether the request asked the daemon to name kept descriptions.
+    private func outcome(of reply: consuming Reply, buffer: [UInt8], on connection: Connection, keeps: Bool) -> Outcome {
         switch consume reply {
         case .closedBeforeReply(let e): return .closedBeforeReply(e)
         case .broken(let e): return .broken(e)
         case .reply(let status, let needed, var descriptor):
             let body = { (b: UnsafeRawBufferPointer) in UnsafeRawBufferPointer(rebasing: b[DaemonProtocol.headerSize..<needed]) }
             if status == DaemonProtocol.success {
-                guard let fd = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
-                switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0)) }) {
+                let p: DaemonReply.Placement
+                switch buffer.withUnsafeBytes({ DaemonReply.placement(body($0), keeps: keeps) }) {
                 case .failure(let v): return .broken(Self.violation(v.what))
-                case .success(let p): return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source, crc32: p.crc32))
+                case .success(let placement): p = placement
                 }
+                let fd: FileDescriptor
+                do throws(Errno) {
+                    if p.reuse {
+                        guard descriptor == nil else { return .broken(Self.violation("a descriptor with a reply that reuses kept slot \(p.slot)")) }
+                        guard let kept = try connection.reuse(p.slot, at: p.offset) else {
+                            return .broken(Self.violation("a reuse of kept slot \(p.slot), which holds nothing"))
+                        }
+                        fd = kept
+                    } else {
+                        guard let passed = descriptor.take() else { return .broken(Self.violation("a success without a descriptor")) }
+                        fd = p.slot == 0 ? passed : try connection.keep(passed, in: p.slot)
+                    }
+                } catch {
+                    return .failure(AssetPackError(.system, path: socketPath, systemError: error.rawValue,
+                                                   message: "descriptor daemon at \(socketPath): cannot duplicate a kept descriptor: \(error.message)"))
+                }
+                return .descriptor(MemberDescriptor(descriptor: fd, offset: p.offset, length: p.length, source: p.source, crc32: p.crc32))
             }
             guard descriptor == nil else { return .broken(Self.violation("a failure with a descriptor")) }
             switch buffer.withUnsafeBytes({ DaemonReply.error(status: status, body: body($0), socket: socketPath) }) {

@@ -19,16 +19,17 @@ package enum DaemonProtocolFuzzing {
             let decode: (UnsafeRawBufferPointer) -> [UInt8]?
             switch DaemonRequest.parseHeader(header) {
             case .refused: return decoded
-            case .body(let n, let packLength, let standalone, let shared):
+            case .body(let n, let packLength, let standalone, let shared, let keeps):
                 length = n
-                decode = { DaemonRequest.decode(body: $0, packLength: packLength, standalone: standalone, shared: shared)?.encoded }
+                decode = { DaemonRequest.decode(body: $0, packLength: packLength, standalone: standalone, shared: shared, keeps: keeps)?.encoded }
             case .download(let n, let packLength, let wait, let discretionary):
                 length = n
                 decode = { DaemonDownloadRequest.decode(body: $0, packLength: packLength, wait: wait, discretionary: discretionary)?.encoded }
-            case .batch(let n, let packLength, let standalone, let shared):
+            case .batch(let n, let packLength, let standalone, let shared, let keeps):
                 length = n
                 decode = { body in
-                    guard case .success(let batch) = DaemonBatchRequest.decode(body: body, packLength: packLength, standalone: standalone, shared: shared) else {
+                    guard case .success(let batch) = DaemonBatchRequest.decode(body: body, packLength: packLength, standalone: standalone,
+                                                                               shared: shared, keeps: keeps) else {
                         return nil
                     }
                     precondition((1...DaemonProtocol.maximumBatch).contains(batch.paths.count), "a batch decoded with \(batch.paths.count) members")
@@ -65,11 +66,19 @@ package enum DaemonProtocolFuzzing {
                 precondition(DaemonReply.success(outcome).dropFirst(DaemonProtocol.headerSize).elementsEqual(body),
                              "a download outcome does not encode back to its bytes")
             }
-            guard case .success(let p) = DaemonReply.placement(body) else {
-                return (try? DaemonReply.downloadOutcome(body).get()) != nil
+            // And a placement both as a request that keeps descriptions
+            // reads it and as one that does not.
+            var placed = false
+            for keeps in [false, true] {
+                guard case .success(let p) = DaemonReply.placement(body, keeps: keeps) else { continue }
+                precondition(p.offset + p.length <= p.size, "an accepted placement lies outside its file")
+                let again = DaemonReply.Success(offset: p.offset, length: p.length, size: p.size, source: p.source, crc32: p.crc32,
+                                                slot: UInt8(p.slot), reuse: p.reuse)
+                precondition(again.withUnsafeBytes { $0.dropFirst(DaemonProtocol.headerSize).elementsEqual(body) },
+                             "a placement does not encode back to its bytes")
+                placed = true
             }
-            precondition(p.offset + p.length <= p.size, "an accepted placement lies outside its file")
-            return true
+            return placed || (try? DaemonReply.downloadOutcome(body).get()) != nil
         }
         guard case .success = DaemonReply.error(status: header.status, body: body, socket: "fuzz/daemon.sock") else { return false }
         return true

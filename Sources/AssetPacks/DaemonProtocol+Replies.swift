@@ -17,15 +17,20 @@ enum DaemonReply {
         static let size = DaemonProtocol.headerSize + DaemonProtocol.successBodySize
         private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
 
-        init(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32) {
+        /// `slot` is the client's slot of a kept shared description (0: none);
+        /// `reuse` says the reply passes no descriptor, the client's kept
+        /// one in `slot` stands for it.
+        init(offset: Int64, length: Int64, size: Int64, source: MemberDescriptor.Source, crc32: UInt32, slot: UInt8 = 0, reuse: Bool = false) {
             Swift.withUnsafeMutableBytes(of: &words) { out in
                 DaemonReply.writeHeader(into: out, status: DaemonProtocol.success, bodyLength: DaemonProtocol.successBodySize)
                 let body = DaemonProtocol.headerSize
                 out.storeBytes(of: offset.littleEndian, toByteOffset: body, as: Int64.self)
                 out.storeBytes(of: length.littleEndian, toByteOffset: body + 8, as: Int64.self)
                 out.storeBytes(of: size.littleEndian, toByteOffset: body + 16, as: Int64.self)
-                // The source byte, then 3 reserved zero bytes.
-                out.storeBytes(of: UInt32(source == .archive ? 0 : 1).littleEndian, toByteOffset: body + 24, as: UInt32.self)
+                // The source byte, the slot, the reuse byte, a reserved zero byte.
+                out.storeBytes(of: source == .archive ? 0 : 1, toByteOffset: body + 24, as: UInt8.self)
+                out.storeBytes(of: slot, toByteOffset: body + 25, as: UInt8.self)
+                out.storeBytes(of: reuse ? 1 : 0, toByteOffset: body + 26, as: UInt8.self)
                 out.storeBytes(of: crc32.littleEndian, toByteOffset: body + 28, as: UInt32.self)
             }
         }
@@ -126,18 +131,29 @@ enum DaemonReply {
         var size: Int64
         var source: MemberDescriptor.Source
         var crc32: UInt32
+        /// The client's slot of the kept shared description, 0 for none.
+        var slot: Int = 0
+        /// No descriptor came: the one kept in ``slot`` stands for it.
+        var reuse: Bool = false
     }
 
-    /// Reads a success body.
-    static func placement(_ body: UnsafeRawBufferPointer) -> Result<Placement, ProtocolViolation> {
+    /// Reads a success body; `keeps` says whether the request asked the
+    /// daemon to name kept descriptions (``DaemonProtocol/keepFlag``).
+    static func placement(_ body: UnsafeRawBufferPointer, keeps: Bool = false) -> Result<Placement, ProtocolViolation> {
         guard body.count == DaemonProtocol.successBodySize else { return .failure(.init("a success body of \(body.count) bytes")) }
         let p = Placement(offset: body.littleEndian(Int64.self, at: 0), length: body.littleEndian(Int64.self, at: 8),
                           size: body.littleEndian(Int64.self, at: 16), source: body[24] == 0 ? .archive : .memory,
-                          crc32: body.littleEndian(UInt32.self, at: 28))
+                          crc32: body.littleEndian(UInt32.self, at: 28), slot: Int(body[25]), reuse: body[26] != 0)
         guard body[24] <= 1, p.offset >= 0, p.length >= 0, p.size >= 0,
               p.offset <= p.size, p.length <= p.size - p.offset else {
             return .failure(.init("a range \(p.offset)+\(p.length) outside a file of \(p.size) bytes"))
         }
+        guard body[26] <= 1, body[27] == 0 else { return .failure(.init("a success with reserved bytes \(body[26]) \(body[27])")) }
+        guard p.slot <= DaemonProtocol.keptSlots else { return .failure(.init("kept slot \(p.slot)")) }
+        guard p.slot == 0 || (keeps && p.source == .archive) else {
+            return .failure(.init(keeps ? "a memory file for kept slot \(p.slot)" : "kept slot \(p.slot) to a request that keeps none"))
+        }
+        guard !p.reuse || p.slot != 0 else { return .failure(.init("a reuse of no kept slot")) }
         return .success(p)
     }
 

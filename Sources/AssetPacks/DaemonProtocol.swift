@@ -13,7 +13,7 @@ import AssetSystem
 /// | 4  | 2 | protocol version, 1 |
 /// | 6  | 2 | kind: 1 = descriptor, 2 = download, 3 = batch |
 /// | 8  | 4 | body length, at most ``maximumRequestBody`` |
-/// | 12 | 2 | flags: descriptor and batch: bit 0 = standalone, bit 1 = shared position; download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
+/// | 12 | 2 | flags: descriptor and batch: bit 0 = standalone, bit 1 = shared position, bit 2 = the client keeps shared descriptions (only with bit 1); download: bit 0 = wait, bit 1 = discretionary; other bits 0 |
 /// | 14 | 2 | pack ID length in bytes, 0 for "search every pack" (descriptor and batch) |
 /// | 16 | … | descriptor: the pack ID, then the member path (the rest of the body); download: see ``DaemonDownloadRequest``; batch: see ``DaemonBatchRequest`` |
 ///
@@ -37,10 +37,22 @@ import AssetSystem
 /// description with a file position of its own. The flag changes nothing
 /// for memory files, each of which is a new open description.
 ///
+/// With the keep flag as well, the client keeps each shared description it
+/// is passed, in the slot (1 to 4) its reply names, until a later reply
+/// passes another description for that slot or the connection ends; a
+/// later reply for a member of the same archive then passes nothing and
+/// names the slot, and the client duplicates what it keeps there and sets
+/// the position to the member's start itself (``DaemonReply/Success``).
+/// The descriptor the caller gets is the same as without the flag — a new
+/// descriptor of the connection's description — but no descriptor crosses
+/// the socket for it.
+///
 /// A success carries the descriptor (`SCM_RIGHTS`, on the reply's first
 /// byte) and a 32-byte body: offset (i64), length (i64), size of the file
-/// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), 3
-/// bytes of zero, and the CRC-32 the member's bytes must have (u32).
+/// behind the descriptor (i64), source (u8: 0 archive, 1 memory file), the
+/// kept slot (u8: 0 none, 1–4 with the keep flag), whether the reply reuses
+/// that slot instead of passing a descriptor (u8: 0 or 1), a zero byte,
+/// and the CRC-32 the member's bytes must have (u32).
 ///
 /// A failure's status is the ``AssetPackError/Code`` of the error it
 /// carries — one table for the Swift API, the wire and the C library. It
@@ -100,17 +112,23 @@ enum DaemonProtocol {
     /// The client accepts a descriptor that shares its open description
     /// (and file position) with the connection's others of the same archive.
     static let sharedFlag: UInt16 = 2
+    /// With ``sharedFlag``: the client keeps the shared descriptions it is
+    /// passed, so that a reply may name a kept one instead of passing it.
+    static let keepFlag: UInt16 = 4
+    /// Shared descriptions one connection keeps at most, and so the highest
+    /// slot a reply names.
+    static let keptSlots = 4
     static let waitFlag: UInt16 = 1
     static let discretionaryFlag: UInt16 = 2
     static let successBodySize = 32
     /// The status of a success reply.
     static let success: UInt16 = 0
 
-    /// `request` (encoded, kind 1 or 3) without the shared-position flag,
-    /// for a daemon that predates it.
-    static func unshared(_ request: [UInt8]) -> [UInt8] {
+    /// `request` (encoded, kind 1 or 3) without `flags` (``sharedFlag``,
+    /// ``keepFlag``), for a daemon that predates them.
+    static func without(_ flags: UInt16, in request: [UInt8]) -> [UInt8] {
         var out = request
-        out[12] &= ~UInt8(sharedFlag)
+        out[12] &= ~UInt8(truncatingIfNeeded: flags)
         return out
     }
 
@@ -151,19 +169,24 @@ struct DaemonRequest: Sendable, Equatable {
     /// Whether a stored member's descriptor may share its open description
     /// with the connection's others of the same archive (``DaemonProtocol/sharedFlag``).
     var shared: Bool
+    /// Whether the client keeps the shared descriptions it is passed
+    /// (``DaemonProtocol/keepFlag``; only with ``shared``).
+    var keeps: Bool
 
     /// A request for the member at `path`, in `pack` or in whichever
     /// installed pack holds it.
-    init(pack: String?, path: String, standalone: Bool = false, shared: Bool = false) {
+    init(pack: String?, path: String, standalone: Bool = false, shared: Bool = false, keeps: Bool = false) {
         self.pack = pack
         self.path = path
         self.standalone = standalone
         self.shared = shared
+        self.keeps = keeps && shared
     }
 
     /// The request's header flags.
-    static func flags(standalone: Bool, shared: Bool) -> UInt16 {
+    static func flags(standalone: Bool, shared: Bool, keeps: Bool = false) -> UInt16 {
         (standalone ? DaemonProtocol.standaloneFlag : 0) | (shared ? DaemonProtocol.sharedFlag : 0)
+            | (shared && keeps ? DaemonProtocol.keepFlag : 0)
     }
 
     /// The request's bytes: header and body.
@@ -172,7 +195,7 @@ struct DaemonRequest: Sendable, Equatable {
         let body = packLength + path.utf8.count
         var out = [UInt8]()
         out.reserveCapacity(DaemonProtocol.headerSize + body)
-        DaemonProtocol.appendRequestHeader(to: &out, kind: DaemonProtocol.descriptorKind, flags: Self.flags(standalone: standalone, shared: shared),
+        DaemonProtocol.appendRequestHeader(to: &out, kind: DaemonProtocol.descriptorKind, flags: Self.flags(standalone: standalone, shared: shared, keeps: keeps),
                                            bodyLength: body, packLength: packLength)
         if let pack { out.append(contentsOf: pack.utf8) }
         out.append(contentsOf: path.utf8)
@@ -182,11 +205,11 @@ struct DaemonRequest: Sendable, Equatable {
     /// What a request header says: how long the body is, or why the
     /// connection cannot go on.
     enum Header: Equatable {
-        case body(length: Int, packLength: Int, standalone: Bool, shared: Bool)
+        case body(length: Int, packLength: Int, standalone: Bool, shared: Bool, keeps: Bool)
         /// A download request (``DaemonDownloadRequest``).
         case download(length: Int, packLength: Int, wait: Bool, discretionary: Bool)
         /// A batch request (``DaemonBatchRequest``).
-        case batch(length: Int, packLength: Int, standalone: Bool, shared: Bool)
+        case batch(length: Int, packLength: Int, standalone: Bool, shared: Bool, keeps: Bool)
         case refused(AssetPackError.Code, String)
     }
 
@@ -210,8 +233,11 @@ struct DaemonRequest: Sendable, Equatable {
         }
         let flags = h.littleEndian(UInt16.self, at: 12)
         let known = kind == DaemonProtocol.downloadKind ? DaemonProtocol.waitFlag | DaemonProtocol.discretionaryFlag
-                                                        : DaemonProtocol.standaloneFlag | DaemonProtocol.sharedFlag
+                                                        : DaemonProtocol.standaloneFlag | DaemonProtocol.sharedFlag | DaemonProtocol.keepFlag
         guard flags & ~known == 0 else { return .refused(.malformedRequest, "unknown flags \(flags)") }
+        if kind != DaemonProtocol.downloadKind && flags & DaemonProtocol.keepFlag != 0 && flags & DaemonProtocol.sharedFlag == 0 {
+            return .refused(.malformedRequest, "flags \(flags): keeping descriptions (4) without the shared position (2)")
+        }
         let packLength = Int(h.littleEndian(UInt16.self, at: 14))
         guard packLength <= length else {
             return .refused(.malformedRequest, "pack ID length \(packLength) exceeds the body length \(length)")
@@ -222,21 +248,22 @@ struct DaemonRequest: Sendable, Equatable {
         }
         let standalone = flags & DaemonProtocol.standaloneFlag != 0
         let shared = flags & DaemonProtocol.sharedFlag != 0
+        let keeps = flags & DaemonProtocol.keepFlag != 0
         if kind == DaemonProtocol.batchKind {
-            return .batch(length: length, packLength: packLength, standalone: standalone, shared: shared)
+            return .batch(length: length, packLength: packLength, standalone: standalone, shared: shared, keeps: keeps)
         }
-        return .body(length: length, packLength: packLength, standalone: standalone, shared: shared)
+        return .body(length: length, packLength: packLength, standalone: standalone, shared: shared, keeps: keeps)
     }
 
     /// Decodes a body whose header ``parseHeader(_:)`` accepted; `nil` when
     /// a string is not valid UTF-8.
-    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> DaemonRequest? {
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false, keeps: Bool = false) -> DaemonRequest? {
         let packBytes = UnsafeRawBufferPointer(rebasing: body[..<packLength])
         let pathBytes = UnsafeRawBufferPointer(rebasing: body[packLength...])
         guard let path = String(strictUTF8: pathBytes) else { return nil }
-        if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone, shared: shared) }
+        if packLength == 0 { return DaemonRequest(pack: nil, path: path, standalone: standalone, shared: shared, keeps: keeps) }
         guard let pack = String(strictUTF8: packBytes) else { return nil }
-        return DaemonRequest(pack: pack, path: path, standalone: standalone, shared: shared)
+        return DaemonRequest(pack: pack, path: path, standalone: standalone, shared: shared, keeps: keeps)
     }
 }
 
@@ -244,7 +271,7 @@ struct DaemonRequest: Sendable, Equatable {
 /// for in every installed pack, in one round trip.
 ///
 /// The header is a request header (``DaemonProtocol``) with kind 3; flags
-/// bit 0 = standalone, bit 1 = shared position (for every member); bytes 14–15 the pack ID's length
+/// bit 0 = standalone, bit 1 = shared position, bit 2 = keep (for every member); bytes 14–15 the pack ID's length
 /// (0: search every pack). The body is the pack ID, then a member count
 /// (u16, 1 to ``DaemonProtocol/maximumBatch``), then that many paths, each a
 /// u16 length and UTF-8 bytes, filling the body exactly.
@@ -267,6 +294,8 @@ struct DaemonBatchRequest: Sendable, Equatable {
     var standalone: Bool
     /// As ``DaemonRequest/shared``, for every member.
     var shared: Bool = false
+    /// As ``DaemonRequest/keeps``, for every member.
+    var keeps: Bool = false
 
     /// Why a batch's body is refused as a whole.
     enum Refusal: Error, Equatable {
@@ -291,15 +320,15 @@ struct DaemonBatchRequest: Sendable, Equatable {
         let packLength = body.count
         body.appendLittleEndian(UInt16(truncatingIfNeeded: paths.count))
         for path in paths { body.appendField(path) }
-        return DaemonProtocol.request(kind: DaemonProtocol.batchKind, flags: DaemonRequest.flags(standalone: standalone, shared: shared),
+        return DaemonProtocol.request(kind: DaemonProtocol.batchKind, flags: DaemonRequest.flags(standalone: standalone, shared: shared, keeps: keeps),
                                       packLength: packLength, body: body)
     }
 
     /// The descriptor request for each member, as the daemon answers them.
-    var members: [DaemonRequest] { paths.map { DaemonRequest(pack: pack, path: $0, standalone: standalone, shared: shared) } }
+    var members: [DaemonRequest] { paths.map { DaemonRequest(pack: pack, path: $0, standalone: standalone, shared: shared, keeps: keeps) } }
 
     /// Decodes a body whose header ``DaemonRequest/parseHeader(_:)`` read as `.batch`.
-    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false) -> Result<DaemonBatchRequest, Refusal> {
+    static func decode(body: UnsafeRawBufferPointer, packLength: Int, standalone: Bool, shared: Bool = false, keeps: Bool = false) -> Result<DaemonBatchRequest, Refusal> {
         let pack: String?
         if packLength == 0 { pack = nil } else {
             guard let text = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[..<packLength])) else {
@@ -325,7 +354,7 @@ struct DaemonBatchRequest: Sendable, Equatable {
             at += 2 + n
         }
         guard at == body.count else { return .failure(.malformed("\(body.count - at) bytes follow the batch's last member")) }
-        return .success(DaemonBatchRequest(pack: pack, paths: paths, standalone: standalone, shared: shared))
+        return .success(DaemonBatchRequest(pack: pack, paths: paths, standalone: standalone, shared: shared, keeps: keeps && shared))
     }
 }
 

@@ -89,9 +89,9 @@ extension DescriptorDaemon {
         case .refused(let status, let message):
             consumed = bytes.count
             return .refused(status, message)
-        case .body(let length, let packLength, let standalone, let shared):
+        case .body(let length, let packLength, let standalone, let shared, let keeps):
             guard let b = body(length) else { return nil }
-            let parsed = DaemonRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared).map(Parsed.request)
+            let parsed = DaemonRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared, keeps: keeps).map(Parsed.request)
                 ?? .answer(DaemonReply.failure(.malformedRequest, message: "the pack ID or path is not valid UTF-8"))
             consumed = DaemonProtocol.headerSize + length
             return parsed
@@ -102,10 +102,10 @@ extension DescriptorDaemon {
                 ?? .answer(DaemonReply.failure(.malformedRequest, message: "the download request's fields do not fill its body, or are not valid UTF-8"))
             consumed = DaemonProtocol.headerSize + length
             return parsed
-        case .batch(let length, let packLength, let standalone, let shared):
+        case .batch(let length, let packLength, let standalone, let shared, let keeps):
             guard let b = body(length) else { return nil }
             let parsed: Parsed
-            switch DaemonBatchRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared) {
+            switch DaemonBatchRequest.decode(body: b, packLength: packLength, standalone: standalone, shared: shared, keeps: keeps) {
             case .success(let batch): parsed = .batch(batch)
             case .failure(let refusal): parsed = .answer(refusal.reply)
             }

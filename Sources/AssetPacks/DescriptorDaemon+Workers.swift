@@ -34,6 +34,15 @@ extension DescriptorDaemon {
             self.shared = nil
         }
 
+        /// A success that passes no descriptor: it names the client's kept one.
+        init(_ success: DaemonReply.Success) {
+            self.bytes = []
+            self.success = success
+            self.passing = nil
+            self.descriptor = nil
+            self.shared = nil
+        }
+
         /// A success that passes `shared`'s descriptor, which stays the connection's.
         init(_ success: DaemonReply.Success, sharing shared: SharedDescription) {
             self.bytes = []

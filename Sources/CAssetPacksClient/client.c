@@ -32,6 +32,8 @@ enum {
     STATUS_TOO_LARGE = 66,
     FLAG_STANDALONE = 1,
     FLAG_SHARED = 2,
+    FLAG_KEEP = 4,
+    KEPT_SLOTS = 4,
     /* Room for this many descriptors in one message's control data: a reply
      * carries one, more are a violation that must still be received to be closed. */
     CONTROL_FDS = 16,
@@ -47,6 +49,10 @@ struct apc_client {
     int sock;                 /* -1 when not connected */
     int timeout_ms;           /* >= 1, or APC_NO_TIMEOUT */
     bool shared_unsupported;  /* the daemon refused FLAG_SHARED (it predates it): not sent again */
+    bool keep_unsupported;    /* the daemon refused FLAG_KEEP (it predates it): not sent again */
+    /* The shared descriptions this connection was passed to keep, slot n at
+     * n - 1, or -1: they go with the connection. */
+    int kept[KEPT_SLOTS];
     char *socket_path;        /* NULL until apc_connect_* */
     unsigned char *request;   /* HEADER_SIZE + MAX_REQUEST_BODY */
     unsigned char *reply;     /* HEADER_SIZE + MAX_REPLY_BODY */
@@ -148,6 +154,10 @@ static int wait_for(int sock, short events, int64_t deadline) {
 static void disconnect(apc_client *c) {
     if (c->sock >= 0) close(c->sock);
     c->sock = -1;
+    for (int i = 0; i < KEPT_SLOTS; i++) {
+        if (c->kept[i] >= 0) close(c->kept[i]);
+        c->kept[i] = -1;
+    }
 }
 
 /* Connects to c->socket_path within `deadline`: 0 or an APC code. */
@@ -198,6 +208,7 @@ static int connect_to(apc_client *c, const char *socket_path) {
     free(c->socket_path);
     c->socket_path = copy;
     c->shared_unsupported = false;   /* perhaps another daemon */
+    c->keep_unsupported = false;
     return open_connection(c, deadline_after(c->timeout_ms));
 }
 
@@ -468,8 +479,12 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
     return code;
 }
 
-/* Reads a success body into `d` (the descriptor `fd` already taken). */
-static int read_success(apc_client *c, int fd, size_t size, apc_descriptor *d) {
+/* Reads a success body into `d`, with the descriptor `fd` that came with it
+ * (-1: none) or, for a reply that names a kept slot instead, a new
+ * descriptor of the kept one; a descriptor that comes for a slot is kept
+ * there. `keeps`: whether the request had FLAG_KEEP. On APC_EDAEMON `fd`
+ * is still the caller's to close. */
+static int read_success(apc_client *c, int fd, size_t size, bool keeps, apc_descriptor *d) {
     const unsigned char *body = c->reply + HEADER_SIZE;
     char what[128];
     if (size != SUCCESS_BODY_SIZE) {
@@ -488,6 +503,45 @@ static int read_success(apc_client *c, int fd, size_t size, apc_descriptor *d) {
                  (long long)offset, (long long)length, (long long)file_size);
         violation(c, what);
         return APC_EDAEMON;
+    }
+    unsigned slot = body[25], reuse = body[26];
+    if (reuse > 1 || body[27] != 0) {
+        snprintf(what, sizeof what, "a success with reserved bytes %u %u", reuse, (unsigned)body[27]);
+    } else if (slot > KEPT_SLOTS) {
+        snprintf(what, sizeof what, "kept slot %u", slot);
+    } else if (slot != 0 && !keeps) {
+        snprintf(what, sizeof what, "kept slot %u to a request that keeps none", slot);
+    } else if (slot != 0 && body[24] != 0) {
+        snprintf(what, sizeof what, "a memory file for kept slot %u", slot);
+    } else if (reuse && slot == 0) {
+        snprintf(what, sizeof what, "a reuse of no kept slot");
+    } else if (reuse && fd >= 0) {
+        snprintf(what, sizeof what, "a descriptor with a reply that reuses kept slot %u", slot);
+    } else if (reuse && c->kept[slot - 1] < 0) {
+        snprintf(what, sizeof what, "a reuse of kept slot %u, which holds nothing", slot);
+    } else if (!reuse && fd < 0) {
+        snprintf(what, sizeof what, "a success without a descriptor");
+    } else {
+        what[0] = 0;
+    }
+    if (what[0]) {
+        violation(c, what);
+        return APC_EDAEMON;
+    }
+    if (slot != 0) {
+        if (!reuse) {
+            if (c->kept[slot - 1] >= 0) close(c->kept[slot - 1]);
+            c->kept[slot - 1] = fd;
+        }
+        /* The caller's own descriptor of the kept description, at the member. */
+        fd = fcntl(c->kept[slot - 1], F_DUPFD_CLOEXEC, 0);
+        if (fd < 0 || (reuse && lseek(fd, offset, SEEK_SET) < 0)) {
+            int e = errno;
+            char text[128];
+            if (fd >= 0) close(fd);
+            return fail(c, APC_ESYSTEM, e, "descriptor daemon at %s: cannot duplicate a kept descriptor: %s", c->socket_path,
+                        errno_text(e, text, sizeof text));
+        }
     }
     d->fd = fd;
     d->source = body[24] == 0 ? APC_SOURCE_ARCHIVE : APC_SOURCE_MEMORY;
@@ -539,6 +593,7 @@ int apc_create(apc_client **client) {
     apc_client *c = calloc(1, sizeof *c);
     if (c == NULL) return APC_ESYSTEM;
     c->sock = -1;
+    for (int i = 0; i < KEPT_SLOTS; i++) c->kept[i] = -1;
     c->timeout_ms = APC_DEFAULT_TIMEOUT_MS;
     c->fallback = "";
     c->request = malloc(HEADER_SIZE + MAX_REQUEST_BODY);
@@ -594,8 +649,9 @@ void apc_close(apc_client *client) {
  * strings the daemon will take (else its refusal of the body would read as
  * one of the flag; see refused_shared). */
 static uint16_t wire_flags(const apc_client *c, unsigned flags, bool valid_strings) {
-    return (uint16_t)(((flags & APC_STANDALONE) ? FLAG_STANDALONE : 0) |
-                      ((flags & APC_SHARED) && !c->shared_unsupported && valid_strings ? FLAG_SHARED : 0));
+    bool shared = (flags & APC_SHARED) && !c->shared_unsupported && valid_strings;
+    return (uint16_t)(((flags & APC_STANDALONE) ? FLAG_STANDALONE : 0) | (shared ? FLAG_SHARED : 0) |
+                      (shared && !c->keep_unsupported ? FLAG_KEEP : 0));
 }
 
 /* Writes a request header of `kind` into q for a body of `body` bytes. */
@@ -609,17 +665,22 @@ static void put_header(const apc_client *c, unsigned char *q, uint16_t kind, siz
     put16(q + 14, (uint16_t)pack_length);
 }
 
-/* Whether the failure just received is a daemon's that predates FLAG_SHARED
- * refusing it ("unknown flags 2", then it closes the connection): only such a
- * daemon finds a request this library makes malformed, since the flag goes
- * only with strings that are UTF-8 (a batch's count and lengths are always
- * right). The request in
- * c->request is then made without the flag, and the connection closed, to
- * be sent again. */
+/* Whether the failure just received is a daemon's that predates the newest
+ * flag sent, FLAG_KEEP or FLAG_SHARED, refusing it ("unknown flags 6" or
+ * "unknown flags 2", then it closes the connection): only such a daemon
+ * finds a request this library makes malformed, since the flags go only
+ * with strings that are UTF-8 (a batch's count and lengths are always
+ * right). The request in c->request is then made without that flag, and
+ * the connection closed, to be sent again. */
 static bool refused_shared(apc_client *c, outcome o, int fd, uint16_t status) {
     if (o != OUTCOME_FAILURE || fd >= 0 || status != STATUS_MALFORMED || !(c->request[12] & FLAG_SHARED)) return false;
-    c->shared_unsupported = true;
-    c->request[12] &= (unsigned char)~FLAG_SHARED;
+    if (c->request[12] & FLAG_KEEP) {
+        c->keep_unsupported = true;
+        c->request[12] &= (unsigned char)~FLAG_KEEP;
+    } else {
+        c->shared_unsupported = true;
+        c->request[12] &= (unsigned char)~FLAG_SHARED;
+    }
     disconnect(c);
     clear_error(c);
     return true;
@@ -630,17 +691,12 @@ static bool refused_shared(apc_client *c, outcome o, int fd, uint16_t status) {
  * after a reply that breaks the protocol (the connection is closed then). */
 static int member_result(apc_client *c, outcome o, int fd, uint16_t status, size_t body, apc_descriptor *d) {
     if (o == OUTCOME_DESCRIPTOR) {
-        if (fd < 0) {
-            violation(c, "a success without a descriptor");
+        int rc = read_success(c, fd, body, (c->request[12] & FLAG_KEEP) != 0, d);
+        if (rc == APC_EDAEMON) {
+            if (fd >= 0) close(fd);
             disconnect(c);
-            return APC_EDAEMON;
         }
-        if (read_success(c, fd, body, d) != APC_OK) {
-            close(fd);
-            disconnect(c);
-            return APC_EDAEMON;
-        }
-        return APC_OK;
+        return rc;
     }
     if (fd >= 0) {
         close(fd);

@@ -20,36 +20,47 @@ import AssetSystem
         DaemonRequest(pack: "p", path: ""),
         DaemonRequest(pack: "p", path: "a/b", shared: true),
         DaemonRequest(pack: nil, path: "a", standalone: true, shared: true),
+        DaemonRequest(pack: "p", path: "a/b", shared: true, keeps: true),
+        DaemonRequest(pack: nil, path: "a", standalone: true, shared: true, keeps: true),
     ])
     func requestsRoundTrip(_ request: DaemonRequest) throws {
         let bytes = request.encoded
         #expect(Array(bytes[0..<4]) == Array("APDQ".utf8))
-        #expect(bytes[12] == (request.standalone ? 1 : 0) | (request.shared ? 2 : 0) && bytes[13] == 0)
-        guard case .body(let length, let packLength, let standalone, let shared) = parse(bytes) else {
+        #expect(bytes[12] == (request.standalone ? 1 : 0) | (request.shared ? 2 : 0) | (request.keeps ? 4 : 0) && bytes[13] == 0)
+        guard case .body(let length, let packLength, let standalone, let shared, let keeps) = parse(bytes) else {
             Issue.record("refused: \(parse(bytes))")
             return
         }
         #expect(16 + length == bytes.count)
         let decoded = bytes.withUnsafeBytes {
-            DaemonRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone, shared: shared)
+            DaemonRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone, shared: shared, keeps: keeps)
         }
         #expect(decoded == request)
     }
 
-    @Test func batchesCarryTheSharedFlagForEveryMember() {
-        let batch = DaemonBatchRequest(pack: "p", paths: ["a", "b"], standalone: false, shared: true)
+    /// Keeping descriptions means nothing without shared ones: a request
+    /// never says it.
+    @Test func keepingGoesOnlyWithTheSharedPosition() {
+        #expect(!DaemonRequest(pack: "p", path: "a", keeps: true).keeps)
+        #expect(DaemonRequest(pack: "p", path: "a", keeps: true).encoded[12] == 0)
+        #expect(DaemonBatchRequest(pack: "p", paths: ["a"], standalone: false, shared: false, keeps: true).encoded[12] == 0)
+    }
+
+    @Test(arguments: [false, true]) func batchesCarryTheSharedFlagsForEveryMember(keeps: Bool) {
+        let batch = DaemonBatchRequest(pack: "p", paths: ["a", "b"], standalone: false, shared: true, keeps: keeps)
         let bytes = batch.encoded
-        #expect(bytes[12] == 2)
-        guard case .batch(let length, let packLength, let standalone, let shared) = parse(bytes) else {
+        #expect(bytes[12] == (keeps ? 6 : 2))
+        guard case .batch(let length, let packLength, let standalone, let shared, let keptFlag) = parse(bytes) else {
             Issue.record("refused: \(parse(bytes))")
             return
         }
-        #expect(!standalone && shared && 16 + length == bytes.count)
+        #expect(!standalone && shared && keptFlag == keeps && 16 + length == bytes.count)
         let decoded = bytes.withUnsafeBytes {
-            DaemonBatchRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone, shared: shared)
+            DaemonBatchRequest.decode(body: UnsafeRawBufferPointer(rebasing: $0[16...]), packLength: packLength, standalone: standalone,
+                                      shared: shared, keeps: keptFlag)
         }
         #expect(decoded == .success(batch))
-        #expect(batch.members.allSatisfy { $0.shared && !$0.standalone })
+        #expect(batch.members.allSatisfy { $0.shared && !$0.standalone && $0.keeps == keeps })
     }
 
     static func header(_ edit: (inout [UInt8]) -> Void) -> [UInt8] {
@@ -67,10 +78,16 @@ import AssetSystem
         #expect(status(Self.header { $0[4] = 2 }) == .unsupportedVersion)             // version
         #expect(status(Self.header { $0[6] = 7 }) == .malformedRequest)               // kind
         #expect(status(Self.header { $0[12] = 0x80 }) == .malformedRequest)           // unknown flag
-        #expect(status(Self.header { $0[12] = 0x04 }) == .malformedRequest)           // the first bit past shared
+        #expect(status(Self.header { $0[12] = 0x08 }) == .malformedRequest)           // the first bit past keep
+        #expect(status(Self.header { $0[12] = 0x04 }) == .malformedRequest)           // keep without shared
+        #expect(status(Self.header { $0[12] = 0x05 }) == .malformedRequest)           // keep with standalone, without shared
         #expect(status(Self.header { $0[13] = 0x01 }) == .malformedRequest)           // a flag in the high byte
         #expect(status(Self.header { $0[12] = 0x03 }) == nil)                         // standalone and shared
-        if case .refused(_, let message) = parse(Self.header { $0[12] = 0x04 }) { #expect(message == "unknown flags 4") }
+        #expect(status(Self.header { $0[12] = 0x07 }) == nil)                         // standalone, shared and keep
+        if case .refused(_, let message) = parse(Self.header { $0[12] = 0x08 }) { #expect(message == "unknown flags 8") }
+        if case .refused(_, let message) = parse(Self.header { $0[12] = 0x04 }) {
+            #expect(message == "flags 4: keeping descriptions (4) without the shared position (2)")
+        } else { Issue.record("keep without shared was not refused") }
         #expect(status(Self.header { $0[14] = 99 }) == .malformedRequest)             // pack longer than body
         #expect(status(Self.header { $0[8] = 0x01; $0[9] = 0x20 }) == .requestTooLarge)  // 8193 bytes
         #expect(status(Self.header { $0[8] = 0; $0[9] = 0x20; $0[14] = 0 }) == nil)    // 8192 is allowed
@@ -160,6 +177,32 @@ import AssetSystem
         #expect(placement(offset: 8000, length: 500, size: 8192) == nil)
         #expect(placement(offset: -1, length: 1, size: 8192) == nil)
         #expect(placement(offset: .max, length: .max, size: .max) == nil)
+    }
+
+    /// The kept-slot bytes of a success: read as the request that asked
+    /// (or did not ask) to keep descriptions, and every reading the
+    /// protocol rules out refused with what is wrong.
+    @Test func keptSlotsAreReadOnlyWhereTheyCanBe() {
+        func read(_ edit: (inout [UInt8]) -> Void, keeps: Bool = true) -> Result<DaemonReply.Placement, DaemonReply.ProtocolViolation> {
+            var body = Array(DaemonReply.success(offset: 16, length: 4, size: 64, source: .archive, crc32: 9).dropFirst(16))
+            edit(&body)
+            return body.withUnsafeBytes { DaemonReply.placement($0, keeps: keeps) }
+        }
+        let plain = DaemonReply.Placement(offset: 16, length: 4, size: 64, source: .archive, crc32: 9)
+        #expect(read({ _ in }) == .success(plain) && read({ _ in }, keeps: false) == .success(plain))
+        var kept = plain
+        kept.slot = 3
+        #expect(read({ $0[25] = 3 }) == .success(kept))
+        kept.reuse = true
+        #expect(read({ $0[25] = 3; $0[26] = 1 }) == .success(kept))
+        let encoded = DaemonReply.Success(offset: 16, length: 4, size: 64, source: .archive, crc32: 9, slot: 3, reuse: true)
+        #expect(encoded.withUnsafeBytes { DaemonReply.placement(UnsafeRawBufferPointer(rebasing: $0[16...]), keeps: true) } == .success(kept))
+        #expect(read({ $0[25] = 5 }) == .failure(.init("kept slot 5")))
+        #expect(read({ $0[25] = 1 }, keeps: false) == .failure(.init("kept slot 1 to a request that keeps none")))
+        #expect(read({ $0[24] = 1; $0[25] = 1 }) == .failure(.init("a memory file for kept slot 1")))
+        #expect(read({ $0[26] = 1 }) == .failure(.init("a reuse of no kept slot")))
+        #expect(read({ $0[25] = 1; $0[26] = 2 }) == .failure(.init("a success with reserved bytes 2 0")))
+        #expect(read({ $0[27] = 1 }) == .failure(.init("a success with reserved bytes 0 1")))
     }
 
     @Test func malformedFailureBodiesAreProtocolViolations() {

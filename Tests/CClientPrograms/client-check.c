@@ -26,7 +26,7 @@
  *       start when handed out, then leaked
  *   client-check fuzz SOCKET N SEED
  *       a server thread at SOCKET answers N requests with replies mutated from valid
- *       ones (bytes flipped, cut, grown; 0, 1 or 2 descriptors) and closes each
+ *       ones (bytes flipped, cut, grown; kept slots named; 0, 1 or 2 descriptors) and closes each
  *       connection; every answer must be a success with a consistent range or one
  *       of the codes, and no descriptor may stay open; prints requests, successes
  *       and leaked
@@ -461,7 +461,12 @@ static size_t fuzz_reply(struct fuzz_server *f, unsigned char *out, size_t room)
         put_le(out + 16, next_random(f) % 64, 8);
         put_le(out + 24, next_random(f) % 64, 8);
         put_le(out + 32, 100, 8);
+        /* The source; now and then a kept slot (0-5) and the reuse byte. */
         put_le(out + 40, next_random(f) % 2, 4);
+        if (next_random(f) % 4 == 0) {
+            out[41] = (unsigned char)(next_random(f) % 6);
+            out[42] = (unsigned char)(next_random(f) % 2);
+        }
         put_le(out + 44, next_random(f), 4);
         n = 48;
     } else {
@@ -560,7 +565,8 @@ static int fuzz(int argc, char **argv) {
     long successes = 0;
     for (long i = 0; i < rounds && failures == 0; i++) {
         apc_descriptor d = APC_DESCRIPTOR_INIT;
-        int rc = apc_request(c, "stress", "some/path", 0, &d);
+        /* Every other request with APC_SHARED, so with FLAG_KEEP: slots are read. */
+        int rc = apc_request(c, "stress", "some/path", i % 2 ? APC_SHARED : 0, &d);
         if (rc == APC_OK) {
             successes++;
             CHECK(d.fd >= 0 && d.offset >= 0 && d.length >= 0 && d.offset + d.length <= d.file_size && d.source <= 1);

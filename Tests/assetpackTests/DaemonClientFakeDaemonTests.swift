@@ -256,9 +256,9 @@ import TestSupport
     /// A daemon that predates batches answers one "unknown request kind 3"
     /// and closes: both clients then ask member by member, each on the
     /// connection the fake daemon gives it. The Swift client asks for shared
-    /// positions, so it takes the first refusal for a daemon that predates
-    /// those (which may know batches) and asks for the batch once more
-    /// without the flag first.
+    /// positions and to keep them, so it takes the first two refusals for a
+    /// daemon that predates those flags (which may know batches) and asks
+    /// for the batch once more without each flag first.
     @Test(.timeLimit(.minutes(3))) func aDaemonWithoutBatchesIsAskedMemberByMember() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-client-old-daemon")
@@ -268,7 +268,7 @@ import TestSupport
         let found = Self.whole(status: 0, Self.successBody(), passing: file)
         let missing = Self.whole(status: 2, Self.failureBody([Array("b".utf8), Array("no b".utf8)]))
         for client in ["swift", "c"] {
-            let old = try FakeDaemon(s.file("old-\(client).sock"), (client == "swift" ? [unknown] : []) + [unknown, found, missing, found])
+            let old = try FakeDaemon(s.file("old-\(client).sock"), (client == "swift" ? [unknown, unknown] : []) + [unknown, found, missing, found])
             defer { old.stop() }
             if client == "swift" {
                 let results = try AssetPackClient(socketPath: old.path).descriptors(for: ["a", "b", "c"])
@@ -279,36 +279,41 @@ import TestSupport
                 let r = try Program.run(b.check, ["batch", "--socket", old.path, "a", "b", "c"])
                 #expect(r.status == 0 && r.out == "rc=0\nmember=0,10,0\nmember=-2,0,0\nmember=0,10,0\nleaked=0\n", "\(r.out) \(r.stderr)")
             }
-            #expect(old.connections == (client == "swift" ? 5 : 4))
-            #expect(old.flags == (client == "swift" ? [2, 0, 0, 0, 0] : [0, 0, 0, 0]))
+            #expect(old.connections == (client == "swift" ? 6 : 4))
+            #expect(old.flags == (client == "swift" ? [6, 2, 0, 0, 0, 0] : [0, 0, 0, 0]))
         }
     }
 
-    /// A daemon that predates shared positions refuses the flag ("unknown
-    /// flags 2") and closes: the Swift client asks once more without it, on
-    /// a new connection, and never sends it to that daemon again; a batch
-    /// stays a batch.
-    @Test(.timeLimit(.minutes(3))) func aDaemonWithoutSharedPositionsIsAskedWithoutThem() throws {
-        let s = TemporaryDirectory("assetpack-client-unshared-daemon")
+    /// What an older daemon does: refuse a request with `message` as
+    /// malformed, or answer it with a 10-byte member file in `s`.
+    static func olderDaemonsActs(in s: TemporaryDirectory, refusing message: String) throws -> (file: String, refusal: Act, found: Act) {
         let file = s.file("member")
         try Data(repeating: 7, count: 10).write(to: URL(fileURLWithPath: file))
-        let unknown = Self.whole(status: 65, Self.failureBody([Array("unknown flags 2".utf8)]))
-        let found = Self.whole(status: 0, Self.successBody(), passing: file)
-        let old = try FakeDaemon(s.file("old.sock"), [unknown, found, found])
+        return (file, whole(status: 65, failureBody([Array(message.utf8)])), whole(status: 0, successBody(), passing: file))
+    }
+
+    /// A daemon that predates shared positions refuses the flags ("unknown
+    /// flags 6", then "unknown flags 2") and closes: the clients ask once
+    /// more without the newest flag each time, on a new connection, and
+    /// never send it to that daemon again; a batch stays a batch.
+    @Test(.timeLimit(.minutes(3))) func aDaemonWithoutSharedPositionsIsAskedWithoutThem() throws {
+        let s = TemporaryDirectory("assetpack-client-unshared-daemon")
+        let (file, unknown, found) = try Self.olderDaemonsActs(in: s, refusing: "unknown flags 2")
+        let old = try FakeDaemon(s.file("old.sock"), [unknown, unknown, found, found])
         defer { old.stop() }
         let client = AssetPackClient(socketPath: old.path)
         for _ in 0 ..< 2 {
             let d = try client.descriptor(for: "a", searchingInAssetPackWithID: "p")
             #expect(d.length == 10 && d.source == .archive)
         }
-        #expect(old.connections == 3 && old.flags == [2, 0, 0])
+        #expect(old.connections == 4 && old.flags == [6, 2, 0, 0])
         // The C client, with APC_SHARED (one handle per call of client-check).
         let b = try DaemonClientCTests.built.get()
-        let oldForC = try FakeDaemon(s.file("old-c.sock"), [unknown, found])
+        let oldForC = try FakeDaemon(s.file("old-c.sock"), [unknown, unknown, found])
         defer { oldForC.stop() }
         let r = try Program.run(b.check, ["get", "--socket", oldForC.path, "--pack", "p", "--shared", "a"])
         #expect(r.status == 0 && r.out.hasPrefix("rc=0\n") && r.out.hasSuffix("leaked=0\n"), "\(r.out) \(r.stderr)")
-        #expect(oldForC.connections == 2 && oldForC.flags == [2, 0])
+        #expect(oldForC.connections == 3 && oldForC.flags == [6, 2, 0])
         // A path that is not UTF-8 goes without the flag: the daemon's
         // refusal of it is not taken for one of the flag.
         let refusing = try FakeDaemon(s.file("refusing.sock"), [Self.whole(status: 65, Self.failureBody([Array("not UTF-8".utf8)]))])
@@ -320,16 +325,112 @@ import TestSupport
         let success = Self.replyHeader(status: 0, length: 32) + Self.successBody()
         let notFound = Self.failureBody([Array("b".utf8), Array("p".utf8), Array("no b".utf8)])
         let replies = Act.reply([(success, file), (Self.replyHeader(status: 2, length: notFound.count) + notFound, nil), (success, file)])
-        let batching = try FakeDaemon(s.file("batching.sock"), [unknown, replies])
+        let batching = try FakeDaemon(s.file("batching.sock"), [unknown, unknown, replies])
         defer { batching.stop() }
         let results = try AssetPackClient(socketPath: batching.path).descriptors(for: ["a", "b", "c"], searchingInAssetPackWithID: "p")
         #expect(results.count == 3 && (try? results[0].get().length) == 10 && (try? results[2].get().length) == 10)
         if case .failure(let e) = results[1] { #expect(e.code == .fileNotFound && e.member == "b", "\(e)") } else { Issue.record("b was found") }
-        #expect(batching.connections == 2 && batching.flags == [2, 0])
-        let batchingForC = try FakeDaemon(s.file("batching-c.sock"), [unknown, replies])
+        #expect(batching.connections == 3 && batching.flags == [6, 2, 0])
+        let batchingForC = try FakeDaemon(s.file("batching-c.sock"), [unknown, unknown, replies])
         defer { batchingForC.stop() }
         let c = try Program.run(b.check, ["batch", "--socket", batchingForC.path, "--pack", "p", "--shared", "a", "b", "c"])
         #expect(c.status == 0 && c.out == "rc=0\nmember=0,10,0\nmember=-2,0,0\nmember=0,10,0\nleaked=0\n", "\(c.out) \(c.stderr)")
-        #expect(batchingForC.connections == 2 && batchingForC.flags == [2, 0])
+        #expect(batchingForC.connections == 3 && batchingForC.flags == [6, 2, 0])
+    }
+
+    static func keptBody(offset: Int64 = 0, length: Int64 = 10, size: Int64 = 10, source: UInt8 = 0, slot: UInt8, reuse: UInt8 = 0,
+                         reserved: UInt8 = 0) -> [UInt8] {
+        var b = successBody(offset: offset, length: length, size: size, source: source)
+        b[25] = slot
+        b[26] = reuse
+        b[27] = reserved
+        return b
+    }
+
+    /// A daemon that knows shared positions but not keeping them ("unknown
+    /// flags 6"): both clients ask once more with the shared position
+    /// alone, and keep sending it.
+    @Test(.timeLimit(.minutes(3))) func aDaemonWithoutKeptDescriptionsIsAskedForSharedOnes() throws {
+        let s = TemporaryDirectory("assetpack-client-unkept-daemon")
+        let (_, unknown, found) = try Self.olderDaemonsActs(in: s, refusing: "unknown flags 6")
+        let old = try FakeDaemon(s.file("old.sock"), [unknown, found, found])
+        defer { old.stop() }
+        let client = AssetPackClient(socketPath: old.path)
+        for _ in 0 ..< 2 { #expect(try client.descriptor(for: "a", searchingInAssetPackWithID: "p").length == 10) }
+        #expect(old.connections == 3 && old.flags == [6, 2, 2])
+        let b = try DaemonClientCTests.built.get()
+        let oldForC = try FakeDaemon(s.file("old-c.sock"), [unknown, found])
+        defer { oldForC.stop() }
+        let r = try Program.run(b.check, ["get", "--socket", oldForC.path, "--pack", "p", "--shared", "a"])
+        #expect(r.status == 0 && r.out.hasPrefix("rc=0\n") && r.out.hasSuffix("leaked=0\n"), "\(r.out) \(r.stderr)")
+        #expect(oldForC.connections == 2 && oldForC.flags == [6, 2])
+    }
+
+    /// A batch's replies on one connection: the first passes a descriptor
+    /// for slot 1, the second names the slot. Both clients hand out a new
+    /// descriptor of the kept description for each, at its member, and
+    /// close what they kept with the connection.
+    @Test(.timeLimit(.minutes(3))) func aKeptDescriptionIsReusedBySlot() throws {
+        let s = TemporaryDirectory("assetpack-client-kept")
+        let file = s.file("member")
+        try Data((0 ..< 20).map { UInt8($0) }).write(to: URL(fileURLWithPath: file))
+        let first = Self.replyHeader(status: 0, length: 32) + Self.keptBody(offset: 0, length: 10, size: 20, slot: 1)
+        let second = Self.replyHeader(status: 0, length: 32) + Self.keptBody(offset: 10, length: 10, size: 20, slot: 1, reuse: 1)
+        let replies = Act.reply([(first, file), (second, nil)])
+        let fake = try FakeDaemon(s.file("kept.sock"), [replies, replies])
+        defer { fake.stop() }
+        /// This process's descriptors of the member file (a path no other test opens).
+        func held() -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == file }.count
+        }
+        do {
+            let client = AssetPackClient(socketPath: fake.path)
+            let results = try client.descriptors(for: ["a", "b"], searchingInAssetPackWithID: "p").map { try $0.get() }
+            #expect(try results[0].data() == Data(0 ..< 10) && results[1].data() == Data(10 ..< 20))
+            #expect(lseek(results[1].fileDescriptor, 0, SEEK_CUR) == 10)
+            #expect(DaemonDescriptorSharingTests.shareAPosition(results[0], results[1]))
+            #expect(held() == 3)   // the two handed out, and the one the client keeps in slot 1
+            _ = client
+        }
+        #expect(held() == 0)
+        let b = try DaemonClientCTests.built.get()
+        let c = try Program.run(b.check, ["batch", "--socket", fake.path, "--pack", "p", "--shared", "a", "b"])
+        #expect(c.status == 0 && c.out == "rc=0\nmember=0,10,0\nmember=0,10,0\nleaked=0\n", "\(c.out) \(c.stderr)")
+        #expect(fake.flags == [6, 6])
+    }
+
+    /// Kept-slot replies that break the protocol, to a client that asked to
+    /// keep descriptions (or did not): both clients refuse each with the
+    /// same message and close what came with it.
+    @Test(.timeLimit(.minutes(4))) func brokenKeptSlotRepliesAreRefused() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-client-kept-broken")
+        let file = try s.write("file", [UInt8](repeating: 7, count: 100))
+        let cases: [(what: String, keeps: Bool, act: Act)] = [
+            ("kept slot 1 to a request that keeps none", false, Self.whole(status: 0, Self.keptBody(slot: 1), passing: file)),
+            ("kept slot 5", true, Self.whole(status: 0, Self.keptBody(slot: 5), passing: file)),
+            ("a memory file for kept slot 1", true, Self.whole(status: 0, Self.keptBody(source: 1, slot: 1), passing: file)),
+            ("a reuse of no kept slot", true, Self.whole(status: 0, Self.keptBody(slot: 0, reuse: 1))),
+            ("a success with reserved bytes 2 0", true, Self.whole(status: 0, Self.keptBody(slot: 1, reuse: 2), passing: file)),
+            ("a success with reserved bytes 0 1", true, Self.whole(status: 0, Self.keptBody(slot: 0, reserved: 1), passing: file)),
+            ("a descriptor with a reply that reuses kept slot 1", true, Self.whole(status: 0, Self.keptBody(slot: 1, reuse: 1), passing: file)),
+            ("a reuse of kept slot 2, which holds nothing", true, Self.whole(status: 0, Self.keptBody(slot: 2, reuse: 1))),
+        ]
+        for c in cases {
+            let fake = try FakeDaemon(s.file("fake.sock"), [c.act, c.act])
+            defer { fake.stop(); unlink(fake.path) }
+            let a = try DaemonClientCTests.get(b, ["--socket", fake.path], ["--pack", "p"] + (c.keeps ? ["--shared"] : []) + ["m"])
+            #expect(a.rc == -23 && a.errno == EPROTO && a["leaked"] == "0", "\(c.what): \(a.values)")
+            #expect(a["message"] == "descriptor daemon at \(fake.path) is unavailable: read reply: the daemon sent \(c.what): Protocol error",
+                    "\(c.what): \(a["message"] ?? "")")
+            do {
+                _ = try AssetPackClient(socketPath: fake.path).descriptor(for: "m", searchingInAssetPackWithID: "p", options: c.keeps ? [] : .ownOffset)
+                Issue.record("\(c.what): the Swift client accepted it")
+            } catch {
+                #expect(error.code == .daemonUnavailable && error.systemError == EPROTO && error.message == a["message"], "\(c.what): \(error)")
+            }
+            #expect(fake.flags == [c.keeps ? 6 : 0, c.keeps ? 6 : 0])
+        }
     }
 }

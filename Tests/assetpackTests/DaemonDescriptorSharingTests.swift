@@ -115,9 +115,88 @@ import TestSupport
         #expect(try b.data() == manager.contents(at: "tiny/t007", searchingInAssetPackWithID: "stress"))
     }
 
+    /// One success as a client that keeps descriptions reads it: the
+    /// body's slot and reuse bytes, and whether a descriptor came.
+    struct KeptReply {
+        var status: UInt16
+        var offset: Int64
+        var slot: UInt8
+        var reuse: UInt8
+        var passed: Bool
+    }
+
+    static func keptReply(_ raw: DaemonTests.RawClient) throws -> KeptReply {
+        var got: [UInt8] = []
+        var passed = false
+        while got.count < 16 {
+            let m = try raw.socket.receive(upTo: 16 - got.count)
+            try #require(!m.bytes.isEmpty)
+            passed = passed || m.descriptor != nil
+            got += m.bytes
+        }
+        let length = Int(got[8]) | Int(got[9]) << 8
+        while got.count < 16 + length {
+            let m = try raw.socket.receive(upTo: 16 + length - got.count)
+            try #require(!m.bytes.isEmpty)
+            passed = passed || m.descriptor != nil
+            got += m.bytes
+        }
+        let status = UInt16(got[6]) | UInt16(got[7]) << 8
+        guard status == 0 else { return KeptReply(status: status, offset: -1, slot: 0, reuse: 0, passed: passed) }
+        let offset = got[16..<24].reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return KeptReply(status: status, offset: offset, slot: got[16 + 25], reuse: got[16 + 26], passed: passed)
+    }
+
+    /// With the keep flag, each description crosses the socket once, with
+    /// its slot; later replies of its archive name the slot and pass
+    /// nothing. A request without the flag on the same connection is still
+    /// passed the description, slot 0, and does not change what the client
+    /// keeps. A pack's other archive takes the slot its older one had.
+    /// Keeping without the shared position is refused and the connection closes.
+    @Test(.timeLimit(.minutes(4))) func aClientThatKeepsDescriptionsIsPassedEachOnceThenNamedBySlot() throws {
+        let s = TemporaryDirectory("assetpack-daemon-shared-kept")
+        let manager = try DaemonTests().setUp(s)
+        let daemon = try Daemon(s.container)
+        defer { daemon.stop() }
+        let path = manager.container.daemonSocketPath
+        let raw = try DaemonTests.RawClient(path)
+        func ask(_ pack: String, _ member: String, keeps: Bool = true) throws -> KeptReply {
+            try raw.socket.sendAll(DaemonRequest(pack: pack, path: member, shared: true, keeps: keeps).encoded)
+            return try Self.keptReply(raw)
+        }
+        let offset = { (member: String, pack: String) throws -> Int64 in
+            try AssetPackClient.connect(container: manager.container).descriptor(for: member, searchingInAssetPackWithID: pack).offset
+        }
+        let first = try ask("stress", "media/big.bin")
+        #expect(first.status == 0 && first.passed && first.slot == 1 && first.reuse == 0)
+        let second = try ask("stress", "tiny/t007")
+        #expect(second.status == 0 && !second.passed && second.slot == 1 && second.reuse == 1)
+        #expect(second.offset == (try offset("tiny/t007", "stress")))
+        let other = try ask("other", "media/big.bin")
+        #expect(other.status == 0 && other.passed && other.slot == 2 && other.reuse == 0)
+        let unkept = try ask("stress", "tiny/t001", keeps: false)
+        #expect(unkept.status == 0 && unkept.passed && unkept.slot == 0 && unkept.reuse == 0)
+        let third = try ask("stress", "tiny/t002")
+        #expect(third.status == 0 && !third.passed && third.slot == 1 && third.reuse == 1)
+        // A memory file is never kept.
+        let text = try ask("stress", "text/a.txt")
+        #expect(text.status == 0 && text.passed && text.slot == 0 && text.reuse == 0)
+        // An update: the new archive is passed, in the slot of the old one.
+        try manager.installPack(at: s.path + "/packs/v2.zip")
+        let updated = try ask("stress", "media/big.bin")
+        #expect(updated.status == 0 && updated.passed && updated.slot == 1 && updated.reuse == 0)
+        #expect(try ask("other", "tiny/t001").slot == 2)
+
+        let confused = try DaemonTests.RawClient(path)
+        try confused.socket.sendAll(DaemonTests.header(length: 1, flags: DaemonProtocol.keepFlag, packLength: 0) + [0x61])
+        #expect(try confused.replyStatus() == 65)
+        #expect(try confused.isClosed())
+    }
+
     /// The per-connection set: a pack's newer archive replaces its older
     /// one, the least recently used goes past the bound, and with no room
-    /// a new one only replaces.
+    /// a new one only replaces. Each kept description has a slot no other
+    /// one holds, and a new one takes the lowest free one.
     @Test func theConnectionsSetKeepsOnePerArchiveAndFewPerConnection() throws {
         let s = TemporaryDirectory("assetpack-daemon-shared-set")
         let file = s.path + "/archive"
@@ -135,8 +214,12 @@ import TestSupport
         #expect(set.keep(try description("p0", 2), bound: bound) == 1)        // p0's older archive goes
         #expect(set.use(ArchiveID(pack: "p0", archiveKey: 1)) == nil && set.use(ArchiveID(pack: "p0", archiveKey: 2)) != nil)
         #expect(set.kept.count == bound)
+        func slot(_ pack: String, _ key: UInt64) -> UInt8? { set.kept.first { $0.description.archive == ArchiveID(pack: pack, archiveKey: key) }?.slot }
+        // p0 kept slot 1's place through its new archive; p4 took p1's slot 2.
+        #expect(slot("p0", 2) == 1 && slot("p\(bound)", 1) == 2 && slot("p2", 1) == 3 && slot("p3", 1) == 4)
         #expect(set.keep(try description("q", 1), bound: bound - 2) == 3)     // no room: shrinks to the bound
         #expect(set.kept.count == bound - 2 && set.use(ArchiveID(pack: "q", archiveKey: 1)) != nil)
+        #expect(Set(set.kept.map(\.slot)).count == set.kept.count)
         #expect(set.removeAll() == bound - 2 && set.isEmpty)
     }
 }
