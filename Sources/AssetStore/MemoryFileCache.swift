@@ -77,29 +77,53 @@ public final class MemoryFileCache: Sendable {
         }
     }
 
-    private struct Cached {
-        var file: File
-        var used: UInt64
+    /// A key with its hash computed once: a handout hashes its key's two
+    /// strings once, and the tables below (and the moves a removal makes
+    /// in them) hash one word.
+    private struct HashedKey: Hashable {
+        let key: Key
+        let hash: Int
+
+        init(_ key: Key) {
+            self.key = key
+            hash = key.hashValue
+        }
+
+        static func == (a: HashedKey, b: HashedKey) -> Bool { a.hash == b.hash && a.key == b.key }
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    }
+
+    /// A kept file, and its neighbours in the order of use.
+    private struct Slot {
+        var key: HashedKey?
+        var file: File?
+        /// The slot used just before this one, or -1.
+        var older = -1
+        /// The slot used just after this one, or -1.
+        var newer = -1
     }
 
     private struct State {
         var limits: Limits
-        var files: [Key: Cached] = [:]
+        /// Each kept file's slot.
+        var index: [HashedKey: Int] = [:]
+        var slots: [Slot] = []
+        /// Slots no file holds.
+        var free: [Int] = []
+        /// The least and the most recently used slots, or -1.
+        var oldest = -1
+        var newest = -1
         var bytes: Int64 = 0
-        var tick: UInt64 = 0
         var nextID = 0
         /// Keys being made, so that concurrent requests wait for one file.
-        var making: [Key: DispatchGroup] = [:]
+        var making: [HashedKey: DispatchGroup] = [:]
         /// The archive key of each pack's newest file, so that only a new
         /// version looks for the pack's old files.
         var latest: [String: UInt64] = [:]
-        /// Each kept file's key by its last use: ticks only grow, so the
-        /// least recently used is the first present at or after ``oldest``.
-        var order: [UInt64: Key] = [:]
-        /// No tick below this is in ``order``.
-        var oldest: UInt64 = 0
         /// Files dropped to make room, to be closed in one batch.
         var closing: [File] = []
+
+        var count: Int { index.count }
 
         /// Moves `dropped` to ``closing`` and returns the batch to close
         /// now, if it is full.
@@ -117,42 +141,74 @@ public final class MemoryFileCache: Sendable {
             return closing
         }
 
-        /// Counts a use of `key`'s file, if kept, and returns it.
-        mutating func use(_ key: Key) -> File? {
-            guard let hit = files[key] else { return nil }
-            tick += 1
-            order[hit.used] = nil
-            order[tick] = key
-            files[key]?.used = tick
-            return hit.file
+        /// Takes slot `i` out of the order of use.
+        private mutating func unlink(_ i: Int) {
+            let (older, newer) = (slots[i].older, slots[i].newer)
+            if older >= 0 { slots[older].newer = newer } else { oldest = newer }
+            if newer >= 0 { slots[newer].older = older } else { newest = older }
         }
 
-        /// Keeps `file` under `key`, as just used.
-        mutating func insert(_ file: File, for key: Key) {
-            tick += 1
-            files[key] = Cached(file: file, used: tick)
-            order[tick] = key
+        /// Puts slot `i` last in the order of use.
+        private mutating func linkNewest(_ i: Int) {
+            slots[i].older = newest
+            slots[i].newer = -1
+            if newest >= 0 { slots[newest].newer = i } else { oldest = i }
+            newest = i
+        }
+
+        /// Counts a use of `key`'s file, if kept, and returns it.
+        mutating func use(_ key: HashedKey) -> File? {
+            guard let i = index[key] else { return nil }
+            if i != newest {
+                unlink(i)
+                linkNewest(i)
+            }
+            return slots[i].file
+        }
+
+        /// Keeps `file` under `key` (not kept yet), as just used.
+        mutating func insert(_ file: File, for key: HashedKey) {
+            let i: Int
+            if let reused = free.popLast() { i = reused } else {
+                i = slots.count
+                slots.append(Slot())
+            }
+            slots[i].key = key
+            slots[i].file = file
+            index[key] = i
+            linkNewest(i)
             bytes += file.length
         }
 
         /// Drops the least recently used files until `count` more files of
         /// `length` bytes in all fit the limits, into `dropped`.
         mutating func evict(toFit length: Int64, count: Int, into dropped: inout [File]) {
-            while !files.isEmpty, bytes + length > limits.bytes || files.count + count > limits.files {
-                // Every kept file's tick is in `order`, so this stops.
-                while order[oldest] == nil { oldest += 1 }
-                if let victim = order[oldest] { remove(victim, into: &dropped) }
+            while oldest >= 0, bytes + length > limits.bytes || self.count + count > limits.files {
+                remove(slot: oldest, into: &dropped)
             }
         }
 
-        /// Forgets `key`'s file, into `dropped`: the caller lets go of them
-        /// once the lock is released, since closing a memory file frees its
-        /// pages, which should not hold up other handouts.
-        mutating func remove(_ key: Key, into dropped: inout [File]) {
-            guard let gone = files.removeValue(forKey: key) else { return }
-            order[gone.used] = nil
-            bytes -= gone.file.length
-            dropped.append(gone.file)
+        /// Forgets `key`'s file, if kept, into `dropped`.
+        mutating func remove(_ key: HashedKey, into dropped: inout [File]) {
+            if let i = index[key] { remove(slot: i, into: &dropped) }
+        }
+
+        /// Forgets the file in slot `i`, into `dropped`: the caller lets go
+        /// of them once the lock is released, since closing a memory file
+        /// frees its pages, which should not hold up other handouts.
+        private mutating func remove(slot i: Int, into dropped: inout [File]) {
+            guard let key = slots[i].key, let file = slots[i].file else { return }
+            index.removeValue(forKey: key)
+            unlink(i)
+            slots[i] = Slot()
+            free.append(i)
+            bytes -= file.length
+            dropped.append(file)
+        }
+
+        /// The keys of the files kept for `pack` (of any version but `except`).
+        func keys(of pack: String, except archiveKey: UInt64? = nil) -> [HashedKey] {
+            index.keys.filter { $0.key.pack == pack && $0.key.archiveKey != archiveKey }
         }
     }
 
@@ -194,11 +250,12 @@ public final class MemoryFileCache: Sendable {
     var closingCount: Int { state.withLock { $0.closing.count } }
 
     /// The files and bytes held now.
-    public var usage: (files: Int, bytes: Int64) { state.withLock { ($0.files.count, $0.bytes) } }
+    public var usage: (files: Int, bytes: Int64) { state.withLock { ($0.count, $0.bytes) } }
 
     /// The cached file for `key`, if there is one (counted as a use).
     public func cached(_ key: Key) -> File? {
-        state.withLock { $0.use(key) }
+        let key = HashedKey(key)
+        return state.withLock { $0.use(key) }
     }
 
     private enum Step {
@@ -213,13 +270,14 @@ public final class MemoryFileCache: Sendable {
     /// throws, each of them tries on its own.
     func file(for key: Key, length: Int64, crc32: UInt32,
               make: () throws(StoreError) -> FileDescriptor) throws(StoreError) -> File {
+        let hashed = HashedKey(key)
         while true {
             let step = state.withLock { s -> Step in
-                if let hit = s.use(key) { return .hit(hit) }
-                if let group = s.making[key] { return .wait(group) }
+                if let hit = s.use(hashed) { return .hit(hit) }
+                if let group = s.making[hashed] { return .wait(group) }
                 let group = DispatchGroup()
                 group.enter()
-                s.making[key] = group
+                s.making[hashed] = group
                 s.nextID += 1
                 return .make(group, s.nextID)
             }
@@ -232,22 +290,20 @@ public final class MemoryFileCache: Sendable {
                 defer { group.leave() }
                 let descriptor: FileDescriptor
                 do { descriptor = try make() } catch {
-                    state.withLock { _ = $0.making.removeValue(forKey: key) }
+                    state.withLock { _ = $0.making.removeValue(forKey: hashed) }
                     throw error
                 }
                 let file = File(id: id, descriptor: descriptor, length: length, crc32: crc32)
                 let dropped = state.withLock { s -> [File] in
                     var dropped: [File] = []
-                    s.making.removeValue(forKey: key)
+                    s.making.removeValue(forKey: hashed)
                     guard length <= s.limits.bytes, s.limits.files > 0 else { return dropped }
                     // A new version of the pack: its old files can never be asked for again.
                     if s.latest.updateValue(key.archiveKey, forKey: key.pack) != key.archiveKey {
-                        for old in s.files.keys where old.pack == key.pack && old.archiveKey != key.archiveKey {
-                            s.remove(old, into: &dropped)
-                        }
+                        for old in s.keys(of: key.pack, except: key.archiveKey) { s.remove(old, into: &dropped) }
                     }
                     s.evict(toFit: length, count: 1, into: &dropped)
-                    s.insert(file, for: key)
+                    s.insert(file, for: hashed)
                     return s.deferClose(dropped)
                 }
                 // On a background thread (``BackgroundWork``) they close here:
@@ -262,7 +318,7 @@ public final class MemoryFileCache: Sendable {
     func drop(pack: String) {
         let dropped = state.withLock { s -> [File] in
             var dropped: [File] = []
-            for key in s.files.keys where key.pack == pack { s.remove(key, into: &dropped) }
+            for key in s.keys(of: pack) { s.remove(key, into: &dropped) }
             s.latest[pack] = nil
             return dropped + s.takeClosing()
         }

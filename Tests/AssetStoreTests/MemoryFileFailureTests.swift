@@ -88,7 +88,7 @@ import TestSupport
     }
 
     /// Uses and drops in any order: the file dropped is always the least
-    /// recently used one kept (the cache finds it by its last use's tick).
+    /// recently used one kept (the cache keeps its files in the order of use).
     @Test func theLeastRecentlyUsedGoesFirstThroughManyUsesAndDrops() throws {
         let f = StoreFixture()
         var options = AssetStore.Options()
