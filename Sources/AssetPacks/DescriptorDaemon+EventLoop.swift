@@ -33,6 +33,9 @@ extension DescriptorDaemon {
         @exclusivity(unchecked) private var nextID = 0
         /// Where received bytes land before they are answered or kept.
         @exclusivity(unchecked) private var scratch: [UInt8]
+        /// Where a run of replies that pass no descriptor is gathered, to
+        /// go out in one `sendmsg`.
+        @exclusivity(unchecked) private var gathered: [UInt8] = []
         /// The events of one wait.
         @exclusivity(unchecked) private var ready = Epoll.Ready()
         /// The earliest ``Connection/deadline``, or later: when to look.
@@ -234,7 +237,7 @@ extension DescriptorDaemon {
                         replies.append(reply)
                         members = members.dropFirst()
                     }
-                    for reply in replies { send(c, reply) }
+                    send(c, replies)
                     if !members.isEmpty { hand(Array(members), of: c) }
                 case .download(let request):
                     download(request, of: c)
@@ -260,19 +263,41 @@ extension DescriptorDaemon {
         /// Sends `bytes` (or queues them behind replies still waiting).
         private func send(_ c: Connection, _ bytes: [UInt8]) { send(c, Outgoing(bytes)) }
 
-        private func send(_ c: Connection, _ reply: Outgoing) {
-            c.output.append(reply)
-            if c.output.count == 1, !flush(c) {
+        private func send(_ c: Connection, _ reply: Outgoing) { send(c, [reply]) }
+
+        /// Sends `replies` in order (or queues them behind replies still waiting).
+        private func send(_ c: Connection, _ replies: [Outgoing]) {
+            guard !replies.isEmpty else { return }
+            let waiting = !c.output.isEmpty
+            c.output += replies
+            if !waiting, !flush(c) {
                 c.output = []
                 c.closing = true
                 c.input = []
             }
         }
 
+        /// Replies gathered into one `sendmsg` at most: what a client's
+        /// socket takes at once anyway.
+        static let gatherLimit = 16 * 1024
+
         /// Sends the replies waiting, as far as the socket takes them.
         /// Returns `false` when the connection broke.
+        ///
+        /// A run of whole replies that pass no descriptor (a batch's, to a
+        /// client that keeps its shared descriptions) goes out in one
+        /// `sendmsg`, not one each. A reply that passes one goes alone, so
+        /// that its descriptor comes with its own first byte; a client
+        /// reads replies one by one, and reads the next after it.
         private func flush(_ c: Connection) -> Bool {
             while let head = c.output.first {
+                if c.sent == 0, head.passing == nil, c.output.count > 1, c.output[1].passing == nil {
+                    switch sendGathered(c) {
+                    case .sent: continue
+                    case .full: return true
+                    case .broken: return false
+                    }
+                }
                 let passing = c.sent == 0 ? head.passing : nil
                 let result = head.withUnsafeBytes { b in
                     Result { () throws(Errno) -> Int in try c.socket.send(UnsafeRawBufferPointer(rebasing: b[c.sent...]), passing: passing) }
@@ -295,6 +320,41 @@ extension DescriptorDaemon {
             }
             c.outputDeadline = nil
             return true
+        }
+
+        private enum Gathered { case sent, full, broken }
+
+        /// Sends the run of whole replies without a descriptor at the head of
+        /// `c`'s output in one `sendmsg`, and drops what went (a reply sent
+        /// in part stays at the head, ``Connection/sent`` bytes of it gone).
+        private func sendGathered(_ c: Connection) -> Gathered {
+            gathered.removeAll(keepingCapacity: true)
+            for reply in c.output {
+                guard reply.passing == nil, gathered.count + reply.count <= Self.gatherLimit || gathered.isEmpty else { break }
+                reply.withUnsafeBytes { gathered.append(contentsOf: $0) }
+            }
+            let result = gathered.withUnsafeBytes { b in Result { () throws(Errno) -> Int in try c.socket.send(b) } }
+            switch result {
+            case .success(var n):
+                while n > 0, let head = c.output.first {
+                    let rest = head.count - c.sent
+                    guard n >= rest else {
+                        c.sent += n
+                        break
+                    }
+                    n -= rest
+                    c.output.removeFirst()
+                    c.sent = 0
+                }
+                return .sent
+            case .failure(let error):
+                if error == .wouldBlock {
+                    if c.outputDeadline == nil { c.outputDeadline = Monotonic.now + configuration.requestTimeout }
+                    return .full
+                }
+                configuration.log?("connection \(c.id): \(error)")
+                return .broken
+            }
         }
 
         /// Gives `requests` to a worker; their replies come back in order.
@@ -333,7 +393,7 @@ extension DescriptorDaemon {
             c.atWork = false
             c.given = completion.given
             if c.hungUp { return close(c) }
-            for reply in completion.replies { send(c, reply) }
+            send(c, completion.replies)
             advance(c)
         }
 

@@ -140,6 +140,49 @@ struct DaemonEventLoopTests {
         daemon.stop()
     }
 
+    /// Batches to a client that keeps its shared descriptions: every reply
+    /// after the first names the kept slot and passes nothing, so the
+    /// daemon gathers a batch's replies into one `sendmsg`. Pipelined far
+    /// past what the socket holds while the client does not read, they
+    /// still arrive whole and in order (a gathered send the socket has no
+    /// room for waits until it has).
+    @Test(.timeLimit(.minutes(3))) func gatheredRepliesPastAFullSocketArriveWholeAndInOrder() throws {
+        let s = TemporaryDirectory("assetpack-daemon-gathered")
+        let manager = try setUp(s)
+        let daemon = try Daemon(s.container)
+        defer { daemon.stop() }
+        let raw = try RawClient(manager.container.daemonSocketPath)
+        try raw.socket.sendAll(DaemonRequest(pack: "stress", path: "tiny/t000", shared: true, keeps: true).encoded)
+        let first = try #require(try Self.readReply(raw.socket))
+        #expect(first.status == 0 && first.hasDescriptor && first.body[25] == 1 && first.body[26] == 0)
+        let batches = 200, size = DaemonProtocol.maximumBatch
+        var requests: [UInt8] = []
+        for b in 0 ..< batches {
+            let paths = (0 ..< size).map { String(format: "tiny/t%03d", (b + $0) % 100) }
+            requests += DaemonBatchRequest(pack: "stress", paths: paths, standalone: false, shared: true, keeps: true).encoded
+        }
+        // Sent from another thread: the daemon stops reading while its replies wait.
+        let sending = DispatchSemaphore(value: 0)
+        let sender = Thread { [requests, raw] in
+            defer { sending.signal() }
+            do { try raw.socket.sendAll(requests) } catch { Issue.record("sending the batches: \(error)") }
+        }
+        sender.start()
+        Thread.sleep(forTimeInterval: 0.5)   // the socket fills meanwhile
+        for b in 0 ..< batches {
+            for i in 0 ..< size {
+                guard let reply = try Self.readReply(raw.socket) else {
+                    Issue.record("the connection ended at batch \(b), member \(i)")
+                    return
+                }
+                #expect(reply.status == 0 && !reply.hasDescriptor && reply.body[25] == 1 && reply.body[26] == 1, "batch \(b), member \(i)")
+                #expect(reply.length == Self.tinySize((b + i) % 100), "batch \(b), member \(i)")
+            }
+        }
+        #expect(sending.wait(timeout: .now() + 30) == .success)
+        #expect(try Poll.readable([raw.socket.descriptor.rawValue], timeout: 0).isEmpty)
+    }
+
     @Test(.timeLimit(.minutes(3))) func batchesRefusedWholeLeaveTheConnectionServing() throws {
         let s = TemporaryDirectory("assetpack-daemon-batch-refused")
         let manager = try setUp(s)

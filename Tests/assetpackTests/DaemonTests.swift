@@ -160,7 +160,7 @@ import TestSupport
     }
 
     /// Raw bytes on the socket, as a confused or hostile client sends them.
-    final class RawClient {
+    final class RawClient: Sendable {
         let socket: UnixSocket
         init(_ path: String) throws { socket = try UnixSocket.connect(to: path); try socket.setTimeouts(milliseconds: 10_000) }
 
