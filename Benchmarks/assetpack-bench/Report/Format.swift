@@ -20,10 +20,13 @@ enum Format {
     }
 
     /// Bytes per second in binary units: `812 MiB/s`, `9.31 GiB/s`.
-    static func bandwidth(_ bytesPerSecond: Double) -> String {
-        let mib = bytesPerSecond / 1_048_576
-        if mib < 1_024 { return significant(mib) + " MiB/s" }
-        return significant(mib / 1_024) + " GiB/s"
+    static func bandwidth(_ bytesPerSecond: Double) -> String { bytes(bytesPerSecond) + "/s" }
+
+    /// Bytes in binary units: `812 MiB`, `9.31 GiB`.
+    static func bytes(_ count: Double) -> String {
+        let mib = count / 1_048_576
+        if mib < 1_024 { return significant(mib) + " MiB" }
+        return significant(mib / 1_024) + " GiB"
     }
 
     /// A ratio: `12.4×`, `0.93×`.

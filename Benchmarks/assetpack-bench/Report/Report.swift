@@ -20,7 +20,8 @@ enum Report {
         let minutes = Int(info.seconds) / 60, seconds = Int(info.seconds) % 60
         out.append("Run of \(info.dateText), \(info.quick ? "`--quick`" : "full"), \(minutes) min \(seconds) s, commit `\(info.commit)`.  ")
         out.append("Machine: \(info.machine). Other processes used \(Format.fixed(100 * info.otherShare, decimals: 0)) % "
-            + "of its CPU time during the run, the hypervisor took \(Format.fixed(100 * info.stealShare, decimals: 0)) %.")
+            + "of its CPU time during the run, the hypervisor took \(Format.fixed(100 * info.stealShare, decimals: 0)) %."
+            + (info.reclaim.map { " " + $0 + "." } ?? ""))
         out.append("")
         let outcomes = Targets.evaluate(results).filter { $0.met != nil }
         if !outcomes.isEmpty {

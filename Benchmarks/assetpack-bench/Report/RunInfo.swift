@@ -14,6 +14,10 @@ struct RunInfo {
     /// the run, and the share the hypervisor took (steal); set at the end.
     var otherShare = 0.0
     var stealShare = 0.0
+    /// The kernel's own reclaim of idle memory (DAMON) when the run started.
+    let reclaimAtStart: IdleReclaim?
+    /// What it did during the run, in words; set at the end.
+    var reclaim: String?
 
     init(quick: Bool) {
         date = Date()
@@ -21,12 +25,23 @@ struct RunInfo {
         machine = RunInfo.describeMachine()
         commit = RunInfo.gitCommit()
         cpuAtStart = CPUUse.now()
+        reclaimAtStart = IdleReclaim.now()
     }
 
-    /// Records how much CPU time others took since the start.
+    /// Records how much CPU time others took since the start, and what the
+    /// kernel paged out meanwhile.
     mutating func finish(seconds: Double) {
         self.seconds = seconds
         (otherShare, stealShare) = CPUUse.now().shares(since: cpuAtStart, seconds: seconds)
+        if let start = reclaimAtStart, let end = IdleReclaim.now() {
+            let idle = "DAMON pages out memory idle for \(Format.fixed(end.idleSeconds, decimals: 0)) s or more"
+            if let before = start.pagedOut, let after = end.pagedOut {
+                reclaim = idle + ": \(Format.bytes(Double(after &- before))) paged out during the run "
+                    + "(the benchmark data's page cache among what it may take)"
+            } else {
+                reclaim = idle
+            }
+        }
     }
 
     var dateText: String {
@@ -118,5 +133,43 @@ struct CPUUse {
     func shares(since start: CPUUse, seconds: Double) -> (other: Double, steal: Double) {
         let capacity = max(seconds, 1e-9) * Double(ProcessInfo.processInfo.activeProcessorCount)
         return (max(0, (busy - start.busy) - (own - start.own)) / capacity, (steal - start.steal) / capacity)
+    }
+}
+
+/// DAMON's schemes that page out idle memory, where the kernel runs them
+/// (`/sys/kernel/mm/damon/admin`): page cache a benchmark left idle for
+/// that long may be gone when it reads again, whatever "warm" meant.
+struct IdleReclaim {
+    /// The shortest idle time a `pageout` scheme waits for, in seconds.
+    var idleSeconds: Double
+    /// Bytes its schemes have paged out so far, when the stats could be
+    /// refreshed (writing `update_schemes_stats` takes root).
+    var pagedOut: UInt64?
+
+    static let root = "/sys/kernel/mm/damon/admin/kdamonds"
+
+    /// Running `pageout` schemes now, or `nil` when there are none.
+    static func now() -> IdleReclaim? {
+        func read(_ path: String) -> String? {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func entries(_ path: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { Int($0) != nil }.map { path + "/" + $0 }
+        }
+        var idle = Double.infinity
+        var pagedOut: UInt64? = 0
+        for kdamond in entries(root) where read(kdamond + "/state") == "on" {
+            let refreshed = (try? "update_schemes_stats".write(toFile: kdamond + "/state", atomically: false, encoding: .utf8)) != nil
+            for context in entries(kdamond + "/contexts") {
+                let aggregation = Double(read(context + "/monitoring_attrs/intervals/aggr_us") ?? "") ?? 0
+                for scheme in entries(context + "/schemes") where read(scheme + "/action") == "pageout" {
+                    let age = Double(read(scheme + "/access_pattern/age/min") ?? "") ?? 0
+                    idle = min(idle, age * aggregation / 1e6)
+                    let applied = refreshed ? UInt64(read(scheme + "/stats/sz_applied") ?? "") : nil
+                    pagedOut = applied.flatMap { a in pagedOut.map { $0 &+ a } }
+                }
+            }
+        }
+        return idle.isFinite ? IdleReclaim(idleSeconds: idle, pagedOut: pagedOut) : nil
     }
 }
