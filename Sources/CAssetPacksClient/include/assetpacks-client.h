@@ -85,9 +85,9 @@ extern "C" {
 /** The library's minor version: new functions, constants or fields. */
 #define APC_VERSION_MINOR 2
 /** The library's patch version: fixes only. */
-#define APC_VERSION_PATCH 0
+#define APC_VERSION_PATCH 1
 /** The version as a string, "MAJOR.MINOR.PATCH". */
-#define APC_VERSION_STRING "1.2.0"
+#define APC_VERSION_STRING "1.2.1"
 /** The version of the daemon's wire protocol this library speaks. */
 #define APC_PROTOCOL_VERSION 1
 
@@ -232,12 +232,15 @@ APC_API void apc_close(apc_client *client);
 /** Request flag (since 1.2): a stored member's descriptor may share its open file
  *  description — and so its file position and its F_SETFL flags — with this handle's
  *  other descriptors of the same archive. The daemon then keeps one open description
- *  per archive for the handle's connection and passes it again for every member of
- *  it, so that a handout opens, duplicates and closes nothing; its file position is
- *  set to the member's start when it is handed out. It is never shared with another
+ *  per archive for the handle's connection, so that a handout opens, duplicates and
+ *  closes nothing there; its file position is set to the member's start when it is
+ *  handed out. It is never shared with another
  *  handle or process, and memory files never are. A daemon that predates the flag is
  *  asked again without it (and the handle no longer sends it there); one with no
- *  descriptor room left for it answers as without it. Read with pread(2) or mmap(2). */
+ *  descriptor room left for it answers as without it. Read with pread(2) or mmap(2).
+ *  The handle keeps its own descriptor of each such description (at most 4, closed
+ *  with the connection), so that the daemon passes each once; later handouts of the
+ *  same archive are the library's own dup and lseek of it. */
 #define APC_SHARED 2u
 
 /** The descriptor's file is the pack's archive; the member's bytes lie at offset. */
