@@ -75,9 +75,9 @@ public final class AssetPackClient: Sendable {
 
         /// `request` as it goes to this daemon: without the flags it refused.
         func sending(_ request: [UInt8], shared: Bool) -> [UInt8] {
-            guard shared else { return request }
-            if sharedUnsupported { return DaemonProtocol.without(DaemonProtocol.sharedFlag | DaemonProtocol.keepFlag, in: request) }
-            return keepUnsupported ? DaemonProtocol.without(DaemonProtocol.keepFlag, in: request) : request
+            let sent = sent(shared: shared)
+            let refused = (shared && !sent.shared ? DaemonProtocol.sharedFlag : 0) | (shared && !sent.keeps ? DaemonProtocol.keepFlag : 0)
+            return refused == 0 ? request : DaemonProtocol.without(refused, in: request)
         }
 
         /// Whether `error`, the answer to a request sent with `asked`

@@ -263,18 +263,27 @@ extension DescriptorDaemon {
         /// Sends `bytes` (or queues them behind replies still waiting).
         private func send(_ c: Connection, _ bytes: [UInt8]) { send(c, Outgoing(bytes)) }
 
-        private func send(_ c: Connection, _ reply: Outgoing) { send(c, [reply]) }
+        private func send(_ c: Connection, _ reply: Outgoing) {
+            let waiting = !c.output.isEmpty
+            c.output.append(reply)
+            if !waiting { flushOrClose(c) }
+        }
 
         /// Sends `replies` in order (or queues them behind replies still waiting).
         private func send(_ c: Connection, _ replies: [Outgoing]) {
             guard !replies.isEmpty else { return }
             let waiting = !c.output.isEmpty
             c.output += replies
-            if !waiting, !flush(c) {
-                c.output = []
-                c.closing = true
-                c.input = []
-            }
+            if !waiting { flushOrClose(c) }
+        }
+
+        /// Flushes replies just queued; a connection that broke is closed
+        /// once the loop is done with it.
+        private func flushOrClose(_ c: Connection) {
+            guard !flush(c) else { return }
+            c.output = []
+            c.closing = true
+            c.input = []
         }
 
         /// Replies gathered into one `sendmsg` at most: what a client's
@@ -291,24 +300,19 @@ extension DescriptorDaemon {
         /// reads replies one by one, and reads the next after it.
         private func flush(_ c: Connection) -> Bool {
             while let head = c.output.first {
+                let result: Result<Int, Errno>
                 if c.sent == 0, head.passing == nil, c.output.count > 1, c.output[1].passing == nil {
-                    switch sendGathered(c) {
-                    case .sent: continue
-                    case .full: return true
-                    case .broken: return false
+                    gatherRun(of: c)
+                    result = gathered.withUnsafeBytes { b in Result { () throws(Errno) -> Int in try c.socket.send(b) } }
+                } else {
+                    let passing = c.sent == 0 ? head.passing : nil
+                    result = head.withUnsafeBytes { b in
+                        Result { () throws(Errno) -> Int in try c.socket.send(UnsafeRawBufferPointer(rebasing: b[c.sent...]), passing: passing) }
                     }
-                }
-                let passing = c.sent == 0 ? head.passing : nil
-                let result = head.withUnsafeBytes { b in
-                    Result { () throws(Errno) -> Int in try c.socket.send(UnsafeRawBufferPointer(rebasing: b[c.sent...]), passing: passing) }
                 }
                 switch result {
                 case .success(let n):
-                    c.sent += n
-                    if c.sent == head.count {
-                        c.output.removeFirst()
-                        c.sent = 0
-                    }
+                    drop(n, sentOf: c)
                 case .failure(let error):
                     if error == .wouldBlock {
                         if c.outputDeadline == nil { c.outputDeadline = Monotonic.now + configuration.requestTimeout }
@@ -322,38 +326,31 @@ extension DescriptorDaemon {
             return true
         }
 
-        private enum Gathered { case sent, full, broken }
-
-        /// Sends the run of whole replies without a descriptor at the head of
-        /// `c`'s output in one `sendmsg`, and drops what went (a reply sent
-        /// in part stays at the head, ``Connection/sent`` bytes of it gone).
-        private func sendGathered(_ c: Connection) -> Gathered {
+        /// Copies the run of whole replies without a descriptor at the head
+        /// of `c`'s output into ``gathered`` (at least one, at most
+        /// ``gatherLimit`` bytes beyond it).
+        private func gatherRun(of c: Connection) {
             gathered.removeAll(keepingCapacity: true)
             for reply in c.output {
                 guard reply.passing == nil, gathered.count + reply.count <= Self.gatherLimit || gathered.isEmpty else { break }
                 reply.withUnsafeBytes { gathered.append(contentsOf: $0) }
             }
-            let result = gathered.withUnsafeBytes { b in Result { () throws(Errno) -> Int in try c.socket.send(b) } }
-            switch result {
-            case .success(var n):
-                while n > 0, let head = c.output.first {
-                    let rest = head.count - c.sent
-                    guard n >= rest else {
-                        c.sent += n
-                        break
-                    }
-                    n -= rest
-                    c.output.removeFirst()
-                    c.sent = 0
+        }
+
+        /// Drops the replies `count` bytes sent from the head of `c`'s output
+        /// finished; a reply sent in part stays at the head, ``Connection/sent``
+        /// bytes of it gone.
+        private func drop(_ count: Int, sentOf c: Connection) {
+            var n = count
+            while n > 0, let head = c.output.first {
+                let rest = head.count - c.sent
+                guard n >= rest else {
+                    c.sent += n
+                    return
                 }
-                return .sent
-            case .failure(let error):
-                if error == .wouldBlock {
-                    if c.outputDeadline == nil { c.outputDeadline = Monotonic.now + configuration.requestTimeout }
-                    return .full
-                }
-                configuration.log?("connection \(c.id): \(error)")
-                return .broken
+                n -= rest
+                c.output.removeFirst()
+                c.sent = 0
             }
         }
 
