@@ -4,10 +4,14 @@ import CLMDB
 /// lookup. One read transaction, kept reset between reads; a read is
 /// `mdb_txn_renew`, `mdb_get`, (the caller's use of the value), `mdb_txn_reset`.
 /// Opened with `MDB_NOTLS`, as the store's environment is.
-final class RawLMDB {
+final class RawLMDB: @unchecked Sendable {
+    // Unchecked: one value is used by one thread at a time; other threads
+    // read through readers of their own (``init(readerOf:)``).
     private let env: OpaquePointer
     private let dbi: MDB_dbi
     private let txn: OpaquePointer
+    /// The value that opened the environment, for a reader that shares it.
+    private let opener: RawLMDB?
 
     init(path: String) throws {
         var e: OpaquePointer?
@@ -20,12 +24,25 @@ final class RawLMDB {
         try RawLMDB.check(mdb_dbi_open(t, nil, 0, &d), "mdb_dbi_open")
         dbi = d
         txn = t!
+        opener = nil
+        mdb_txn_reset(txn)
+    }
+
+    /// Another reader of `other`'s environment, with a read transaction of
+    /// its own, for another thread (an environment is opened once per process).
+    init(readerOf other: RawLMDB) throws {
+        var t: OpaquePointer?
+        try RawLMDB.check(mdb_txn_begin(other.env, nil, UInt32(MDB_RDONLY), &t), "mdb_txn_begin")
+        env = other.env
+        dbi = other.dbi
+        txn = t!
+        opener = other
         mdb_txn_reset(txn)
     }
 
     deinit {
         mdb_txn_abort(txn)
-        mdb_env_close(env)
+        if opener == nil { mdb_env_close(env) }
     }
 
     /// Looks `key` up in a renewed transaction and gives the value (which

@@ -37,6 +37,7 @@ enum Scenarios {
         SmallReadScenario.plain,
         SmallReadScenario.consume,
         SmallReadScenario.fourKiB,
+        ThreadedReadScenario.scenario,
         SmallReadDeflatedScenario.scenario,
         CodecScenario.scenario,
         LargeReadScenario.scenario,
