@@ -1,6 +1,7 @@
-// CPU affinity for the benchmark harness: glibc declares sched_setaffinity
-// and the CPU_* macros only under _GNU_SOURCE, which Swift's Glibc module
-// does not define.
+// What the benchmark harness needs from glibc that is declared only under
+// _GNU_SOURCE, which Swift's Glibc module does not define: CPU affinity
+// (sched_setaffinity and the CPU_* macros), and memfd_create with the seals
+// for the by-hand memory file a peer makes.
 #ifndef CSCHED_SHIM_H
 #define CSCHED_SHIM_H
 #ifndef _GNU_SOURCE
@@ -8,6 +9,9 @@
 #endif
 #include <sched.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /// Lets thread `tid` (0: the calling thread) run on the `count` CPUs in
 /// `cpus` only. Returns 0 or -errno.
@@ -27,4 +31,26 @@ static inline int csched_get(int *cpus, int room) {
     for (int cpu = 0; cpu < CPU_SETSIZE && n < room; cpu++) if (CPU_ISSET(cpu, &set)) cpus[n++] = cpu;
     return n;
 }
+
+/// A memory file holding the `count` bytes at `bytes`, made as a program
+/// would make one by hand: memfd_create, one write, all four seals. Returns
+/// its (sealed, read-write) descriptor, or -errno.
+static inline int csched_sealed_memfd(const void *bytes, size_t count) {
+    int fd = memfd_create("peer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -errno;
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = write(fd, (const char *)bytes + done, count - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { int e = n < 0 ? errno : EIO; close(fd); return -e; }
+        done += (size_t)n;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
 #endif

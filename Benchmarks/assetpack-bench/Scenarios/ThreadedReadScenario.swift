@@ -28,7 +28,7 @@ enum ThreadedReadScenario {
         let many = max(2, ProcessInfo.processInfo.activeProcessorCount)
         let threadCounts = [1, many]
         var measured: [[Measurement]] = threadCounts.map { _ in [] }
-        func measure<Op: Operation>(_ name: String, _ make: () throws -> Op) throws {
+        func measure<Op: Operation & SendableMetatype>(_ name: String, _ make: () throws -> Op) throws {
             guard plan.only?.contains(name) ?? true else { return }
             for (k, threads) in threadCounts.enumerated() {
                 measured[k].append(try ReadingThreads.measure(name, threads: threads, items: d.members.count, plan: plan, make: make))
@@ -61,7 +61,7 @@ enum ReadingThreads {
     /// `rounds` rounds of `threads` threads, each making its operation with
     /// `make` (on the calling thread, before any starts) and reading its own
     /// random order for about ``Plan/passSeconds``.
-    static func measure<Op: Operation>(_ name: String, threads: Int, items: Int, plan: Plan,
+    static func measure<Op: Operation & SendableMetatype>(_ name: String, threads: Int, items: Int, plan: Plan,
                                        make: () throws -> Op) throws -> Measurement {
         // One thread's pass over a shuffled warm-up sets the reads per thread
         // and the batch, as ``Competition`` does.
@@ -123,7 +123,7 @@ enum ReadingThreads {
 
         func read(batch: Int) {
             do {
-                try order.withUnsafeBufferPointer { try Contender.batches(&op, $0, batch: batch, into: &histogram) }
+                _ = try order.withUnsafeBufferPointer { try Contender.batches(&op, $0, batch: batch, into: &histogram) }
             } catch {
                 self.error = error
             }
