@@ -42,6 +42,12 @@ extension DescriptorDaemon {
         @exclusivity(unchecked) private var nextSweep = Double.infinity
         /// Archives whose spares ran low while answering: refilled once the replies are sent.
         @exclusivity(unchecked) private var refills: [ArchiveID] = []
+        /// When to look next whether another process's commit unlinked an
+        /// archive the daemon holds (``releaseUnlinked(_:)``): from the first
+        /// request on, every ``releaseInterval``.
+        @exclusivity(unchecked) private var nextRelease = Double.infinity
+        /// The commit of the index that look last saw.
+        @exclusivity(unchecked) private var releasedAt = -1
         /// How many more shared descriptions (``SharedDescriptions``) the
         /// connections may keep, within the daemon's descriptor room.
         @exclusivity(unchecked) private var sharedRoom: Int
@@ -64,8 +70,10 @@ extension DescriptorDaemon {
             while !daemon.isStopping {
                 let now = Monotonic.now
                 if nextSweep <= now { sweep(now) }
+                if nextRelease <= now { releaseUnlinked(now) }
+                let next = min(nextSweep, nextRelease)
                 let count: Int
-                do { count = try epoll.wait(timeout: nextSweep == .infinity ? nil : max(0, nextSweep - Monotonic.now), into: &ready) } catch {
+                do { count = try epoll.wait(timeout: next == .infinity ? nil : max(0, next - Monotonic.now), into: &ready) } catch {
                     configuration.log?("epoll_wait: \(error)")
                     return
                 }
@@ -80,6 +88,37 @@ extension DescriptorDaemon {
                         serve(c, event.events)
                     }
                 }
+                if count > 0 && nextRelease == .infinity { nextRelease = Monotonic.now + Self.releaseInterval }
+            }
+        }
+
+        /// How often the loop looks for archives that another process's
+        /// commit unlinked, once it has served a request.
+        static let releaseInterval = 2.0
+
+        /// When the index has a commit the daemon has not looked at, lets go
+        /// of what it holds of archives that no installed pack names any
+        /// more — another process updated or removed the pack, and unlinks
+        /// the file: its mappings, its spare descriptors, and the
+        /// connections' shared descriptions (whose slots are then free; a
+        /// client that keeps descriptions holds its copy until its slot is
+        /// used again). Otherwise an idle daemon would keep such a file
+        /// open, and its disk space taken, until it stopped.
+        private func releaseUnlinked(_ now: Double) {
+            nextRelease = now + Self.releaseInterval
+            let store = daemon.manager.store
+            let commit = store.lastCommit
+            guard commit != releasedAt else { return }
+            store.releaseReplacedArchives()
+            var held = Set(daemon.spares.held)
+            for c in open.values { held.formUnion(c.shared.archives) }
+            guard !held.isEmpty else { releasedAt = commit; return }
+            guard let current = store.currentArchiveKeys(of: Set(held.map(\.pack))) else { return }
+            releasedAt = commit
+            let gone = { (archive: ArchiveID) in current[archive.pack] != archive.archiveKey }
+            daemon.spares.close(where: gone)
+            for c in open.values where !c.shared.isEmpty {
+                sharedRoom += c.shared.removeAll(where: gone)
             }
         }
 

@@ -45,6 +45,8 @@ extension DescriptorDaemon {
         private(set) var kept: [Kept] = []
 
         var isEmpty: Bool { kept.isEmpty }
+        /// The archives of the descriptions kept.
+        var archives: [ArchiveID] { kept.map(\.description.archive) }
         var count: Int { kept.count }
 
         /// The description kept for `archive`, counted as used, and where
@@ -74,6 +76,15 @@ extension DescriptorDaemon {
             while kept.contains(where: { $0.slot == slot }) { slot += 1 }
             kept.append(Kept(description: description, slot: slot))
             return before - (kept.count - 1)
+        }
+
+        /// Lets go of the descriptions of archives `isGone` names and returns
+        /// how many there were. Their slots are free for the next ones; a
+        /// client that keeps descriptions holds its copy until then.
+        mutating func removeAll(where isGone: (ArchiveID) -> Bool) -> Int {
+            let before = kept.count
+            kept.removeAll { isGone($0.description.archive) }
+            return before - kept.count
         }
 
         /// Lets go of every description and returns how many there were.

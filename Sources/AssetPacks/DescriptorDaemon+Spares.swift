@@ -99,6 +99,28 @@ extension DescriptorDaemon {
             }
         }
 
+        /// The archives that have spares now.
+        var held: [ArchiveID] { state.withLock { $0.spares.map(\.archive) } }
+
+        /// Closes the spares of every archive `isGone` names (another process
+        /// updated or removed its pack), so that the daemon does not hold an
+        /// unlinked file — its disk space — open until a request for another
+        /// version of the pack, or its stop. Returns how many it closed.
+        @discardableResult
+        func close(where isGone: (ArchiveID) -> Bool) -> Int {
+            let closing = state.withLock { s -> [Int32] in
+                var closing: [Int32] = []
+                s.spares.removeAll { e in
+                    guard isGone(e.archive) else { return false }
+                    closing += e.numbers
+                    return true
+                }
+                return closing
+            }
+            Self.close(closing)
+            return closing.count
+        }
+
         /// Closes every spare and keeps no more (on stop).
         func closeAll() {
             let all = state.withLock { s -> [Int32] in

@@ -95,7 +95,35 @@ final class ArchiveCache: Sendable {
         var last: ArchiveMap?
     }
 
+    /// The last commit of the index a read saw (``firstToSee(_:)``).
+    private let seenCommit = Atomic<Int>(-1)
+
     init(packs: LayoutDirectory) { self.packs = packs }
+
+    /// Whether the caller is the first to see commit `commit` of the index:
+    /// one atomic load for every other read. The first then lets go of the
+    /// mappings that commit left no pack naming
+    /// (``AssetStore/releaseReplacedArchives()``).
+    @inline(__always)
+    func firstToSee(_ commit: Int) -> Bool {
+        let seen = seenCommit.load(ordering: .relaxed)
+        return seen != commit && seenCommit.compareExchange(expected: seen, desired: commit, ordering: .relaxed).exchanged
+    }
+
+    /// The archives mapped now, by archive key and pack.
+    var mapped: [(key: UInt64, pack: String)] { state.withLock { s in s.maps.map { (key: $0.key, pack: $0.value.pack) } } }
+
+    /// Forgets every mapping `isCurrent` says no pack names any more. The
+    /// mapping itself goes once no value points into it.
+    func keepOnly(_ isCurrent: (_ key: UInt64, _ pack: String) -> Bool) {
+        state.withLock { s in
+            for (key, map) in s.maps where !isCurrent(key, map.pack) { s.maps[key] = nil }
+            if let last = s.last, s.maps[last.key] == nil { s.last = nil }
+        }
+    }
+
+    /// The archive keys mapped now, for tests.
+    var mappedKeys: Set<UInt64> { state.withLock { Set($0.maps.keys) } }
 
     /// The mapping of pack `pack`'s archive `key`, mapping it on first use.
     /// Returns `nil` when the file is gone (removed or replaced after the

@@ -130,4 +130,35 @@ extension AssetStore {
     public func openArchive(_ archive: ArchiveID) throws(StoreError) -> FileDescriptor? {
         try layout.packs.open(IndexSchema.archiveName(pack: archive.pack, archiveKey: archive.archiveKey))
     }
+
+    /// The archive key each of `packs` names in the index now (a pack that
+    /// is not installed has none); `nil` when the index cannot be read.
+    public func currentArchiveKeys(of packs: Set<String>) -> [String: UInt64]? {
+        try? snapshot { (txn) throws(StoreError) -> [String: UInt64] in
+            var current: [String: UInt64] = [:]
+            for id in packs {
+                if let record = try Self.packRecord(id, txn: txn, packs: self.packs) { current[id] = record.archiveKey }
+            }
+            return current
+        }
+    }
+
+    /// The index's last commit as this process sees it now (one read of the
+    /// index's meta pages): a long-running server compares it between rounds
+    /// to notice another process's commits.
+    public var lastCommit: Int { environment.lastCommittedTransactionID }
+
+    /// Lets go of this process's mappings of archives that no installed
+    /// pack names any more — another process updated or removed the pack,
+    /// and unlinked the file (or is about to). Otherwise such a mapping, and
+    /// the file's disk space, would stay until this process next read that
+    /// pack, or, for a removed pack, until it exited. The first read after
+    /// each commit does this (a snapshot and a lookup per mapped pack);
+    /// a server that may read nothing for a while calls it itself. Values
+    /// still pointing into a mapping keep it, as always.
+    public func releaseReplacedArchives() {
+        let mapped = archives.mapped
+        guard !mapped.isEmpty, let current = currentArchiveKeys(of: Set(mapped.map(\.pack))) else { return }
+        archives.keepOnly { key, pack in current[pack] == key }
+    }
 }

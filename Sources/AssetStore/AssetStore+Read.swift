@@ -63,6 +63,7 @@ extension AssetStore {
     @inline(__always)
     func locate(_ path: String, pack: String?) throws(StoreError) -> (pack: String, record: MemberRecord) {
         let commit = environment.lastCommittedTransactionID
+        if archives.firstToSee(commit) { releaseReplacedArchives() }
         if let hit = lookups.lookup(path, pack: pack, commit: commit) { return hit }
         let key = MemberPath.normalized(path)  // index keys are NFC
         let (found, snapshot) = try snapshot { (txn) throws(StoreError) in

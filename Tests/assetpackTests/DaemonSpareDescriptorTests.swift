@@ -64,6 +64,44 @@ import TestSupport
                 "\(Self.descriptors(of: daemon.child.pid, into: packs))")
     }
 
+    /// An idle daemon lets go of a removed pack's archive — its spares, its
+    /// mapping and the connection's shared description — within a few
+    /// seconds of the removal by another process, without a request: it
+    /// would otherwise hold the unlinked file, and its disk space, until
+    /// it stopped.
+    @Test(.timeLimit(.minutes(3))) func anIdleDaemonLetsGoOfAnArchiveAnotherProcessRemoved() throws {
+        let s = TemporaryDirectory("assetpack-daemon-unlinked")
+        let manager = try DaemonTests().setUp(s)
+        let daemon = try Daemon(s.container)
+        defer { daemon.stop() }
+        let packs = try realPath(s.container + "/packs")
+        var archive = ""
+        do {
+            let client = try AssetPackClient.connect(container: manager.container)
+            for _ in 0 ..< 2 * DescriptorDaemon.Spares.depth {
+                let d = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress", options: .ownOffset)
+                archive = Self.target(d.fileDescriptor)
+            }
+            // And a shared one, which the connection keeps a description for.
+            _ = try client.descriptor(for: "media/big.bin", searchingInAssetPackWithID: "stress")
+            #expect(archive.hasPrefix(packs + "/stress."), "\(archive)")
+            #expect(eventually(timeout: 20) { Self.descriptors(of: daemon.child.pid, into: packs).contains(archive) }, "no spare")
+            try manager.remove(assetPackWithID: "stress")
+            #expect(!FileManager.default.fileExists(atPath: archive))
+            // No request after the removal: the connection stays open, idle.
+            #expect(eventually(timeout: 20) {
+                !Self.descriptors(of: daemon.child.pid, into: packs).contains { $0.hasPrefix(archive) }
+                    && !Self.mapped(by: daemon.child.pid).contains(archive)
+            }, "\(Self.descriptors(of: daemon.child.pid, into: packs)) \(Self.mapped(by: daemon.child.pid).contains(archive))")
+            withExtendedLifetime(client) {}
+        }
+    }
+
+    /// The contents of `/proc/PID/maps` (read to the end: stat calls it empty).
+    static func mapped(by pid: Int32) -> String {
+        String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+    }
+
     @Test(.timeLimit(.minutes(3))) func everyHandoutIsAnOpenDescriptionOfItsOwn() throws {
         let s = TemporaryDirectory("assetpack-daemon-spares-own")
         let manager = try DaemonTests().setUp(s)
