@@ -109,16 +109,14 @@ extension DescriptorDaemon {
             let store = daemon.manager.store
             let commit = store.lastCommit
             guard commit != releasedAt else { return }
-            store.releaseReplacedArchives()
             var held = Set(daemon.spares.held)
             for c in open.values { held.formUnion(c.shared.archives) }
-            guard !held.isEmpty else { releasedAt = commit; return }
-            guard let current = store.currentArchiveKeys(of: Set(held.map(\.pack))) else { return }
+            guard let gone = store.releaseReplacedArchives(checking: held) else { return }
             releasedAt = commit
-            let gone = { (archive: ArchiveID) in current[archive.pack] != archive.archiveKey }
-            daemon.spares.close(where: gone)
+            guard !gone.isEmpty else { return }
+            daemon.spares.close(where: gone.contains)
             for c in open.values where !c.shared.isEmpty {
-                sharedRoom += c.shared.removeAll(where: gone)
+                sharedRoom += c.shared.removeAll(where: gone.contains)
             }
         }
 

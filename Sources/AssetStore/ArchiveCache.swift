@@ -122,9 +122,6 @@ final class ArchiveCache: Sendable {
         }
     }
 
-    /// The archive keys mapped now, for tests.
-    var mappedKeys: Set<UInt64> { state.withLock { Set($0.maps.keys) } }
-
     /// The mapping of pack `pack`'s archive `key`, mapping it on first use.
     /// Returns `nil` when the file is gone (removed or replaced after the
     /// caller's snapshot was taken).

@@ -131,18 +131,6 @@ extension AssetStore {
         try layout.packs.open(IndexSchema.archiveName(pack: archive.pack, archiveKey: archive.archiveKey))
     }
 
-    /// The archive key each of `packs` names in the index now (a pack that
-    /// is not installed has none); `nil` when the index cannot be read.
-    public func currentArchiveKeys(of packs: Set<String>) -> [String: UInt64]? {
-        try? snapshot { (txn) throws(StoreError) -> [String: UInt64] in
-            var current: [String: UInt64] = [:]
-            for id in packs {
-                if let record = try Self.packRecord(id, txn: txn, packs: self.packs) { current[id] = record.archiveKey }
-            }
-            return current
-        }
-    }
-
     /// The index's last commit as this process sees it now (one read of the
     /// index's meta pages): a long-running server compares it between rounds
     /// to notice another process's commits.
@@ -153,12 +141,27 @@ extension AssetStore {
     /// and unlinked the file (or is about to). Otherwise such a mapping, and
     /// the file's disk space, would stay until this process next read that
     /// pack, or, for a removed pack, until it exited. The first read after
-    /// each commit does this (a snapshot and a lookup per mapped pack);
-    /// a server that may read nothing for a while calls it itself. Values
-    /// still pointing into a mapping keep it, as always.
-    public func releaseReplacedArchives() {
-        let mapped = archives.mapped
-        guard !mapped.isEmpty, let current = currentArchiveKeys(of: Set(mapped.map(\.pack))) else { return }
+    /// each commit does this (a snapshot and a lookup per pack); a server
+    /// that may read nothing for a while calls it itself. Values still
+    /// pointing into a mapping keep it, as always.
+    ///
+    /// - Parameter held: archives the caller keeps descriptors of itself,
+    ///   checked in the same snapshot.
+    /// - Returns: those of `held` that no installed pack names any more;
+    ///   `nil` when the index cannot be read (nothing is let go then).
+    @discardableResult
+    public func releaseReplacedArchives(checking held: Set<ArchiveID> = []) -> Set<ArchiveID>? {
+        let mapped = archives.mapped.map { ArchiveID(pack: $0.pack, archiveKey: $0.key) }
+        guard !mapped.isEmpty || !held.isEmpty else { return [] }
+        let packIDs = Set(mapped.map(\.pack)).union(held.map(\.pack))
+        guard let current = try? snapshot({ (txn) throws(StoreError) -> [String: UInt64] in
+            var current: [String: UInt64] = [:]
+            for id in packIDs {
+                if let record = try Self.packRecord(id, txn: txn, packs: packs) { current[id] = record.archiveKey }
+            }
+            return current
+        }) else { return nil }
         archives.keepOnly { key, pack in current[pack] == key }
+        return held.filter { current[$0.pack] != $0.archiveKey }
     }
 }

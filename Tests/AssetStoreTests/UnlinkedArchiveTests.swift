@@ -29,7 +29,7 @@ import TestSupport
         let removed = try store.member(at: "z.png", inPack: "c").record.archiveKey
         let paths = [f.container.packsPath + "/" + IndexSchema.archiveName(pack: "a", archiveKey: replaced),
                      f.container.packsPath + "/" + IndexSchema.archiveName(pack: "c", archiveKey: removed)]
-        #expect(store.archives.mappedKeys.isSuperset(of: [replaced, removed]))
+        #expect(Set(store.archives.mapped.map(\.key)).isSuperset(of: [replaced, removed]))
         #expect(Self.held(paths).count == 3)  // two mappings and the descriptor the map keeps open
 
         // Another process replaces pack a and removes pack c. Pack c's
@@ -45,7 +45,7 @@ import TestSupport
 
         // A read of pack b, which neither touched, lets both archives go.
         #expect(Array(try store.contents(at: "y.png", inPack: "b")) == [2])
-        #expect(store.archives.mappedKeys.isDisjoint(with: [replaced, removed]))
+        #expect(Set(store.archives.mapped.map(\.key)).isDisjoint(with: [replaced, removed]))
         // The mappings go on a background queue: no mapping or descriptor of
         // either file is left in this process within a few seconds.
         let deadline = Date().addingTimeInterval(10)
@@ -61,7 +61,7 @@ import TestSupport
     /// path and " (deleted)").
     static func held(_ paths: [String]) -> [String] {
         // Read to the end: a /proc file says it is empty to stat.
-        let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let maps = String(decoding: (try? FileDescriptor.open("/proc/self/maps").readToEnd()) ?? [], as: UTF8.self)
         let mapped = maps.split(separator: "\n").map(String.init).filter { line in paths.contains { line.contains($0) } }
         let open = FileSystem.names(in: "/proc/self/fd").compactMap { name -> String? in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),

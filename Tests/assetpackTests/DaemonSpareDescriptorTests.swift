@@ -99,7 +99,7 @@ import TestSupport
 
     /// The contents of `/proc/PID/maps` (read to the end: stat calls it empty).
     static func mapped(by pid: Int32) -> String {
-        String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        String(decoding: (try? FileDescriptor.open("/proc/\(pid)/maps").readToEnd()) ?? [], as: UTF8.self)
     }
 
     @Test(.timeLimit(.minutes(3))) func everyHandoutIsAnOpenDescriptionOfItsOwn() throws {

@@ -61,7 +61,7 @@ enum Competition {
             let elapsed = try warm.withUnsafeBufferPointer { try c.timeUntimedPass($0) }
             let mean = max(1, Double(elapsed) / Double(warm.count))
             let n = min(plan.maxOpsPerPass, max(plan.minOpsPerPass, Int(plan.passSeconds * 1e9 / mean)))
-            let batch = mean >= 10 * Clock.overhead ? 1 : Int((10 * Clock.overhead / mean).rounded(.up))
+            let batch = batch(forMean: mean)
             shapes.append((n - n % batch + batch, batch, mean >= 50_000))
         }
         let longest = shapes.map(\.n).max()!
@@ -102,6 +102,14 @@ enum Competition {
             Measurement(contender: contenders[i].name, opsPerSecond: median(rates[i]), histogram: histograms[i],
                         batch: shapes[i].batch, bytesPerSecond: byteRates[i].isEmpty ? nil : median(byteRates[i]))
         }
+    }
+}
+
+extension Competition {
+    /// Operations per timed batch for an operation of `mean` nanoseconds:
+    /// 1, unless it costs less than ten clock reads; then the fewest that cost ten.
+    static func batch(forMean mean: Double) -> Int {
+        mean >= 10 * Clock.overhead ? 1 : Int((10 * Clock.overhead / mean).rounded(.up))
     }
 }
 

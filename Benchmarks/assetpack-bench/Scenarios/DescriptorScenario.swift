@@ -140,11 +140,18 @@ struct InflateIntoMemoryFile: Operation {
     @inline(__always)
     mutating func run(_ item: Int) throws -> Int {
         let size = try inflate.run(item)
-        let fd = csched_sealed_memfd(inflate.buffer.pointer, size)
-        guard fd >= 0 else { throw PeerError("memfd: errno \(-fd)") }
-        close(fd)
+        try makeAndCloseSealedMemoryFile(UnsafeRawPointer(inflate.buffer.pointer), size)
         return size
     }
+}
+
+/// A sealed memory file of `count` bytes at `bytes` made by hand
+/// (`csched_sealed_memfd`), and closed.
+@inline(__always)
+func makeAndCloseSealedMemoryFile(_ bytes: UnsafeRawPointer?, _ count: Int) throws {
+    let fd = csched_sealed_memfd(bytes, count)
+    guard fd >= 0 else { throw PeerError("memfd: errno \(-fd)") }
+    close(fd)
 }
 
 /// A sealed memory file of a stored member made by hand: `memfd_create`,
@@ -155,9 +162,7 @@ struct CopyIntoMemoryFile: Operation {
     @inline(__always)
     mutating func run(_ item: Int) throws -> Int {
         let m = members[item]
-        let fd = csched_sealed_memfd(m.baseAddress, m.count)
-        guard fd >= 0 else { throw PeerError("memfd: errno \(-fd)") }
-        close(fd)
+        try makeAndCloseSealedMemoryFile(m.baseAddress, m.count)
         return m.count
     }
 }

@@ -71,7 +71,7 @@ enum ReadingThreads {
         warm.shuffle(using: &rng)
         let elapsed = try warm.withUnsafeBufferPointer { try Contender.pass(&warmOp, $0) }
         let mean = max(1, Double(elapsed) / Double(items))
-        let batch = mean >= 10 * Clock.overhead ? 1 : Int((10 * Clock.overhead / mean).rounded(.up))
+        let batch = Competition.batch(forMean: mean)
         let perThread = max(batch, Int(plan.passSeconds * 1e9 / mean) / batch * batch)
 
         var histogram = Histogram()
