@@ -16,34 +16,39 @@ import Synchronization
 /// taken then. The archive it names may be unlinked meanwhile; the caller
 /// then falls back to LMDB, as for any snapshot.
 ///
-/// **A hit touches two cache lines of the table.** The entries are 128
-/// bytes each, aligned to 128 (the pair of lines the hardware fetches
-/// together), and hold everything a hit needs: the member record, the key's
-/// hash, its pack, and the key itself when it is at most 60 bytes (a longer
-/// one keeps the rest in an overflow arena). An index of 8-byte slots finds
-/// the entry: each slot holds the entry's number, 16 bits of the key's hash
-/// (so a probe past another key rarely touches its entry) and the
-/// generation that wrote it. Over 100,000 members the index is 2 MiB; both
-/// arrays are asked for transparent huge pages, so a random hit rarely walks
-/// the page tables either.
+/// **A hit reads one entry and nothing else.** The entries are 128 bytes
+/// each, aligned to 128 (the pair of lines the hardware fetches together),
+/// and hold everything a hit needs: the member record, the key's hash, its
+/// pack, and the key itself when it is at most 60 bytes (a longer one keeps
+/// the rest in an overflow arena). They are placed where the key's hash
+/// points, with linear probing, and at most 3/4 of the table is live; there
+/// is no separate index to read first, so a hit costs one trip to memory
+/// rather than two in a row. Over 100,000 members the table is 32 MiB,
+/// asked for transparent huge pages, so a random hit rarely walks the page
+/// tables either.
 ///
-/// **Starting over costs nothing.** A slot of an older generation counts as
-/// empty and the entries are reused from the first, so starting over for a
-/// new commit is one increment — not the release of every cached key, which
-/// for a million entries took hundreds of milliseconds inside the lock, on
-/// the first read after each commit (the reader stalls seen while large
-/// packs installed). Neither array holds a reference, and both keep their
-/// memory for the next generation. Only when the 16-bit generation wraps
-/// (every 65,535 commits) is the index cleared, a `memset`.
+/// **Starting over costs nothing.** Each entry carries the generation that
+/// wrote it, and one of an older generation counts as empty, so starting
+/// over for a new commit is one increment — not the release of every cached
+/// key, which for a million entries took hundreds of milliseconds inside
+/// the lock, on the first read after each commit (the reader stalls seen
+/// while large packs installed). The table holds no reference and keeps
+/// its memory for the next generation. Only when the 32-bit generation
+/// wraps (every 4,294,967,295 commits) is it cleared, a `memset`.
 final class LookupCache: Sendable {
     /// The most entries kept; past it the cache starts over.
     static let capacity = 1 << 20
 
-    private let state = Mutex(Table())
+    private let state: Mutex<Table>
     /// This cache's bound (``capacity`` unless a test asks for less).
     let limit: Int
 
-    init(capacity: Int = LookupCache.capacity) { limit = capacity }
+    /// - Parameter lastGeneration: the generation after which the table is
+    ///   cleared; lower only in tests, which cannot reach the real wrap.
+    init(capacity: Int = LookupCache.capacity, lastGeneration: UInt32 = .max) {
+        limit = capacity
+        state = Mutex(Table(lastGeneration: lastGeneration))
+    }
 
     /// The cached answer for `path` (in `pack`, or in whichever pack holds it),
     /// if it was read at commit `commit`.
@@ -193,8 +198,9 @@ private struct KeyBytes {
 /// |---|---|---|
 /// | 0 | 48 | the member record, encoded as in the index (``MemberRecord``) |
 /// | 48 | 8 | the key's hash |
-/// | 56 | 4 | the key's length |
-/// | 60 | 2 | index into ``Table/packs`` of the pack the lookup found |
+/// | 56 | 2 | the key's length |
+/// | 58 | 2 | index into ``Table/packs`` of the pack the lookup found |
+/// | 60 | 4 | the generation that wrote the entry; an older one is empty |
 /// | 64 | 60 | the key's first bytes |
 /// | 124 | 4 | where the rest of a longer key starts in ``Table/overflow`` |
 private struct Entry {
@@ -209,12 +215,16 @@ private struct Entry {
         nonmutating set { base.storeBytes(of: newValue, toByteOffset: 48, as: UInt64.self) }
     }
     var keyLength: Int {
-        get { Int(base.load(fromByteOffset: 56, as: UInt32.self)) }
-        nonmutating set { base.storeBytes(of: UInt32(newValue), toByteOffset: 56, as: UInt32.self) }
+        get { Int(base.load(fromByteOffset: 56, as: UInt16.self)) }
+        nonmutating set { base.storeBytes(of: UInt16(newValue), toByteOffset: 56, as: UInt16.self) }
     }
     var pack: UInt16 {
-        get { base.load(fromByteOffset: 60, as: UInt16.self) }
-        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 60, as: UInt16.self) }
+        get { base.load(fromByteOffset: 58, as: UInt16.self) }
+        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 58, as: UInt16.self) }
+    }
+    var generation: UInt32 {
+        get { base.load(fromByteOffset: 60, as: UInt32.self) }
+        nonmutating set { base.storeBytes(of: newValue, toByteOffset: 60, as: UInt32.self) }
     }
     var key: UnsafeMutableRawPointer { base + 64 }
     var overflowOffset: UInt32 {
@@ -227,8 +237,10 @@ private struct Entry {
     }
 }
 
-/// Memory for the table's arrays, aligned to 128 bytes, and, when at least
-/// a huge page large, aligned to one and advised to be backed by them.
+/// Zeroed memory for the table, straight from the kernel: its pages are
+/// zeroed as they are first touched, not all at once when the table grows.
+/// When at least a huge page large, it is aligned to one and advised to be
+/// backed by them.
 private struct Block: ~Copyable, @unchecked Sendable {
     // Unchecked only for the pointer: the memory belongs to the one table
     // that holds the block, which is touched only under the cache's lock.
@@ -236,31 +248,50 @@ private struct Block: ~Copyable, @unchecked Sendable {
     let base: UnsafeMutableRawPointer
     let count: Int
 
-    /// `count` bytes, zeroed when `zeroed`.
-    init(count: Int, zeroed: Bool) {
+    /// Whether `base` came from `mmap` (else from the allocator).
+    private let mapped: Bool
+
+    init(count: Int) {
         let huge = count >= Self.hugePage
         let size = huge ? (count + Self.hugePage - 1) & ~(Self.hugePage - 1) : count
-        base = .allocate(byteCount: size, alignment: huge ? Self.hugePage : Entry.size)
-        // Only advice: where the kernel gives no huge pages, small ones serve.
-        if huge { _ = madvise(base, size, MADV_HUGEPAGE) }
-        if zeroed { memset(base, 0, size) }
+        let slack = huge ? Self.hugePage : 0
         self.count = size
+        guard let region = mmap(nil, size + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              region != MAP_FAILED else {
+            // Out of address space: the allocator's memory, zeroed now (and
+            // a trap, as for any allocation, if there is none).
+            base = .allocate(byteCount: size, alignment: Entry.size)
+            memset(base, 0, size)
+            mapped = false
+            return
+        }
+        mapped = true
+        guard huge else { base = region; return }
+        // Trim to huge-page boundaries at both ends.
+        let head = (Self.hugePage - Int(bitPattern: region) % Self.hugePage) % Self.hugePage
+        if head > 0 { munmap(region, head) }
+        if slack > head { munmap(region + head + size, slack - head) }
+        base = region + head
+        // Only advice: where the kernel gives no huge pages, small ones serve.
+        _ = madvise(base, size, MADV_HUGEPAGE)
     }
 
-    deinit { base.deallocate() }
+    deinit { if mapped { munmap(base, count) } else { base.deallocate() } }
 }
 
-/// The cache's storage: an index of slots with linear probing, entries in
-/// the order they were put in.
+/// The cache's storage: entries placed where their key's hash points, with
+/// linear probing, so a hit reads one entry and nothing else.
 private struct Table: ~Copyable, Sendable {
     /// The commit every live entry was read at; -1 before the first.
     var commit = -1
-    /// Starts at 1, so that zeroed slots are empty.
-    var generation: UInt16 = 1
-    /// Slots: `generation << 48 | tag << 32 | entry`, a power of two of them.
-    var index = Block(count: 1024 * 8, zeroed: true)
+    /// Starts at 1, so that zeroed entries are empty.
+    var generation: UInt32 = 1
+    /// The generation past which the table is cleared (the type's largest
+    /// but for tests, which cannot make four billion commits).
+    let lastGeneration: UInt32
+    /// A power of two of entries, at most 3/4 of them live.
+    var table = Block(count: 1024 * Entry.size)
     var slotCount = 1024
-    var entries = Block(count: 768 * Entry.size, zeroed: false)
     /// Key bytes past the first ``Entry/inlineKeyBytes`` of each key.
     var overflow: [UInt8] = []
     /// Pack IDs the live entries found, by index; few, and kept small by
@@ -268,24 +299,22 @@ private struct Table: ~Copyable, Sendable {
     var packs: [String] = []
     var count = 0
 
-    /// The most entries before the index grows: 3/4 of its slots.
+    init(lastGeneration: UInt32) { self.lastGeneration = lastGeneration }
+
+    /// The most live entries before the table grows: 3/4 of it.
     var entryCapacity: Int { slotCount / 4 * 3 }
 
-    private var slots: UnsafeMutablePointer<UInt64> { index.base.assumingMemoryBound(to: UInt64.self) }
-
-    private func entry(_ i: Int) -> Entry { Entry(base: entries.base + i * Entry.size) }
-
-    @inline(__always)
-    private static func tag(_ hash: UInt64) -> UInt64 { hash >> 48 }
+    private func entry(_ i: Int) -> Entry { Entry(base: table.base + i * Entry.size) }
 
     /// Makes every entry stale: nothing is released or cleared.
     mutating func startOver(commit: Int) {
         self.commit = commit
-        generation &+= 1
-        if generation == 0 {
-            // Wrapped: slots of generation 0 … would look live again, so clear them once.
-            memset(index.base, 0, slotCount * 8)
+        if generation == lastGeneration {
+            // Wrapped: entries of generation 1 … would look live again, so clear them once.
+            memset(table.base, 0, slotCount * Entry.size)
             generation = 1
+        } else {
+            generation += 1
         }
         overflow.removeAll(keepingCapacity: true)
         packs.removeAll(keepingCapacity: true)
@@ -295,17 +324,12 @@ private struct Table: ~Copyable, Sendable {
     @inline(__always)
     func find(_ key: Key) -> Entry? {
         let mask = slotCount - 1
-        let live = UInt64(generation)
-        let tag = Self.tag(key.hash)
         var i = Int(truncatingIfNeeded: key.hash) & mask
         return overflow.withUnsafeBytes { overflow in
             while true {
-                let s = slots[i]
-                guard s >> 48 == live else { return nil }
-                if (s >> 32) & 0xffff == tag {
-                    let e = entry(Int(truncatingIfNeeded: s & 0xffff_ffff))
-                    if e.hash == key.hash, key.equals(e, overflow: overflow.baseAddress) { return e }
-                }
+                let e = entry(i)
+                guard e.generation == generation else { return nil }
+                if e.hash == key.hash, key.equals(e, overflow: overflow.baseAddress) { return e }
                 i = (i + 1) & mask
             }
         }
@@ -318,17 +342,18 @@ private struct Table: ~Copyable, Sendable {
             existing.pack = p
             return
         }
+        guard key.count <= Int(UInt16.max) else { return }  // never an index key; not kept
         guard overflow.count + key.count <= Int(UInt32.max) else { return restart(key, pack: pack, record: record) }
         guard let p = packIndex(pack) else { return restart(key, pack: pack, record: record) }
         if count == entryCapacity { grow() }
-        let e = entry(count)
+        let e = freeSlot(for: key.hash, in: table.base, slots: slotCount)
         e.setRecord(record)
         e.hash = key.hash
         e.keyLength = key.count
         e.pack = p
+        e.generation = generation
         e.overflowOffset = UInt32(overflow.count)
         key.write(into: e, overflow: &overflow)
-        place(count, hash: key.hash)
         count += 1
     }
 
@@ -339,12 +364,13 @@ private struct Table: ~Copyable, Sendable {
         insert(key, pack: pack, record: record)
     }
 
-    private func place(_ number: Int, hash: UInt64) {
-        let mask = slotCount - 1
-        let live = UInt64(generation)
+    /// The first entry from where `hash` points that is not live, in a
+    /// table of `slots` entries at `base`.
+    private func freeSlot(for hash: UInt64, in base: UnsafeMutableRawPointer, slots: Int) -> Entry {
+        let mask = slots - 1
         var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i] >> 48 == live { i = (i + 1) & mask }
-        slots[i] = live << 48 | Self.tag(hash) << 32 | UInt64(number)
+        while Entry(base: base + i * Entry.size).generation == generation { i = (i + 1) & mask }
+        return Entry(base: base + i * Entry.size)
     }
 
     /// The index of `pack` in ``packs``, added if new; `nil` when the list
@@ -357,15 +383,16 @@ private struct Table: ~Copyable, Sendable {
         return UInt16(packs.count - 1)
     }
 
-    /// Twice the slots and room for twice the entries (this generation's
-    /// entries copied and indexed again; the memory stays for later
-    /// generations).
+    /// Twice the entries: this generation's are placed again in a new
+    /// table, which keeps its memory for later generations.
     private mutating func grow() {
-        let larger = Block(count: 2 * entryCapacity * Entry.size, zeroed: false)
-        memcpy(larger.base, entries.base, count * Entry.size)
-        entries = larger
+        let larger = Block(count: 2 * slotCount * Entry.size)
+        for i in 0..<slotCount {
+            let e = entry(i)
+            guard e.generation == generation else { continue }
+            memcpy(freeSlot(for: e.hash, in: larger.base, slots: 2 * slotCount).base, e.base, Entry.size)
+        }
+        table = larger
         slotCount *= 2
-        index = Block(count: slotCount * 8, zeroed: true)
-        for n in 0..<count { place(n, hash: entry(n).hash) }
     }
 }

@@ -157,22 +157,23 @@ import TestSupport
         #expect(cache.lookup(String(repeating: "d", count: 299) + "c", pack: packs[3], commit: 2) == nil)
     }
 
-    /// The 16-bit generation wraps after 65,535 commits; the index is
-    /// cleared then. Without that, at commit 65,536 the generation is again
-    /// the one that wrote the entries of commit 1, whose slots and bytes are
-    /// still there (only one entry was written over since).
+    /// The generation wraps (after 4,294,967,295 commits; after 1,000 in
+    /// this cache) and the table is cleared then. Without that, at the
+    /// commit after the wrap the generation is again the one that wrote the
+    /// entries of commit 1, whose bytes are still there (only one entry was
+    /// written over since).
     @Test func theGenerationWrapsWithoutOldEntriesComingBack() {
-        let cache = LookupCache()
+        let cache = LookupCache(lastGeneration: 1000)
         for i in 0..<100 { cache.insert("k\(i)", pack: "p", found: ("p", Self.record(i)), commit: 1) }
         #expect(cache.lookup("k50", pack: "p", commit: 1)?.record == Self.record(50))
-        for commit in 2...65_536 {
+        for commit in 2...1001 {
             cache.insert("m", pack: "p", found: ("p", Self.record(commit)), commit: commit)
         }
-        for i in 1..<100 { #expect(cache.lookup("k\(i)", pack: "p", commit: 65_536) == nil, "k\(i)") }
-        #expect(cache.lookup("m", pack: "p", commit: 65_536)?.record == Self.record(65_536))
-        cache.insert("late", pack: "p", found: ("p", Self.record(5)), commit: 65_536)
-        #expect(cache.lookup("late", pack: "p", commit: 65_536)?.record == Self.record(5))
-        #expect(cache.lookup("m", pack: "p", commit: 65_536)?.record == Self.record(65_536))
+        for i in 1..<100 { #expect(cache.lookup("k\(i)", pack: "p", commit: 1001) == nil, "k\(i)") }
+        #expect(cache.lookup("m", pack: "p", commit: 1001)?.record == Self.record(1001))
+        cache.insert("late", pack: "p", found: ("p", Self.record(5)), commit: 1001)
+        #expect(cache.lookup("late", pack: "p", commit: 1001)?.record == Self.record(5))
+        #expect(cache.lookup("m", pack: "p", commit: 1001)?.record == Self.record(1001))
     }
 
     /// Runs the `assetpack` binary built beside the test bundle.
