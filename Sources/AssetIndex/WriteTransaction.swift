@@ -218,6 +218,69 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
         try prefix.withIndexBytes { (p) throws(LMDBError) in try deleteAll(db, prefix: p) }
     }
 
+    /// What ``sweep(_:prefix:_:)`` does with the pair it shows.
+    public enum SweepStep: Sendable {
+        /// Leave the pair and go on to the next.
+        case keep
+        /// Delete the pair and go on to the next.
+        case delete
+        /// Leave the pair and end the sweep.
+        case stop
+    }
+
+    /// Shows `body` each pair whose key begins with `prefix`, in key order,
+    /// and deletes those it says to: a walk that drops what it finds with no
+    /// list of them held. `body` may write to the transaction's other
+    /// databases, not to `db`.
+    ///
+    /// Not for duplicate-sorted databases (a precondition).
+    /// - Returns: the number of pairs deleted.
+    /// - Throws: ``LMDBError``. The corresponding C functions are
+    ///   `mdb_cursor_get` and `mdb_cursor_del`.
+    @discardableResult
+    public func sweep(
+        _ db: Database, prefix: UnsafeRawBufferPointer,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> SweepStep
+    ) throws(LMDBError) -> Int {
+        precondition(!db.isDuplicateSorted, "sweep visits one value a key; \(db.name) is duplicate-sorted")
+        return try noting { () throws(LMDBError) in
+            let cursor = try Cursor(core.txn, db)
+            var removed = 0
+            var deleted: [UInt8] = []
+            var k = MDB_val(prefix)
+            var v = MDB_val()
+            var more = try cursor.move(prefix.isEmpty ? MDB_FIRST : MDB_SET_RANGE, &k, &v)
+            while more, k.bytes.hasPrefix(prefix) {
+                switch body(k.bytes, v.bytes) {
+                case .stop:
+                    return removed
+                case .keep:
+                    more = try cursor.move(MDB_NEXT, &k, &v)
+                case .delete:
+                    deleted.removeAll(keepingCapacity: true)
+                    deleted.append(contentsOf: k.bytes)
+                    try cursor.deleteCurrent(allValues: false)
+                    removed += 1
+                    // Seek past the deleted key afresh, as deleteAll does.
+                    more = try deleted.withIndexBytes { (key) throws(LMDBError) -> Bool in
+                        k = MDB_val(key)
+                        return try cursor.move(MDB_SET_RANGE, &k, &v)
+                    }
+                }
+            }
+            return removed
+        }
+    }
+
+    /// ``sweep(_:prefix:_:)`` with the prefix as any index bytes.
+    @inlinable @discardableResult
+    public func sweep(
+        _ db: Database, prefix: some IndexBytes,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> SweepStep
+    ) throws(LMDBError) -> Int {
+        try prefix.withIndexBytes { (p) throws(LMDBError) in try sweep(db, prefix: p, body) }
+    }
+
     /// Deletes every pair of the database; the database itself remains.
     ///
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_drop`

@@ -349,6 +349,12 @@ extension AssetStore {
     /// are overwritten in place; only paths that come or go touch `paths`.
     /// `membersWritten` is told how many members are written so far, after
     /// each (from 0 again when LMDB runs the body again).
+    ///
+    /// The old version's members are told apart by their archive key, which
+    /// no other version of the pack has (``newArchiveKey()``): nothing is
+    /// held per member, so the memory this takes besides LMDB's own does not
+    /// grow with the pack. A caller that writes a pack under the archive key
+    /// its members already carry (repair) removes them first.
     static func writeIndex(
         of record: PackRecord, entries: [ArchiveEntry], txn: borrowing WriteTransaction,
         packs: Database, members: Database, paths: Database, membersWritten: ((UInt64) -> Void)? = nil
@@ -365,19 +371,10 @@ extension AssetStore {
     ) throws(StoreError) {
         let id = record.id
         let prefix = IndexSchema.memberPrefix(pack: id)
-        var old = Set<[UInt8]>()
+        var replacing = false
         try indexCall { () throws(LMDBError) in
-            try txn.forEach(members, prefix: prefix) { key, _ in
-                old.insert(Array(key[prefix.count...]))
-                BackgroundWork.giveWay()
-                return true
-            }
+            try txn.forEach(members, prefix: prefix) { _, _ in replacing = true; return false }
         }
-        // The new version's paths, to find the old ones it drops: none to
-        // find on a first install, so none kept (hashing 100,000 byte arrays
-        // cost a tenth of an install).
-        var new = Set<[UInt8]>()
-        if !old.isEmpty { new.reserveCapacity(entries.count) }
         var key = prefix
         var value = [UInt8](repeating: 0, count: MemberRecord.encodedSize)
         var written: UInt64 = 0
@@ -386,37 +383,71 @@ extension AssetStore {
         // last (always, in a container's first pack): they are appended, which
         // fills LMDB's pages instead of splitting them. The first key that is
         // not after the last one ends the appending, for the rest of the pack.
-        var appendingMembers = old.isEmpty
-        var appendingPaths = old.isEmpty
+        var appendingMembers = !replacing
+        var appendingPaths = !replacing
         try entries.forEach { (entry) throws(StoreError) in
             key.removeSubrange(prefix.count...)
             key.append(contentsOf: entry.path.utf8)
             let path = key[prefix.count...]
             value.withUnsafeMutableBytes { MemberRecord(archiveKey: record.archiveKey, entry: entry).encode(into: $0) }
             if appendingMembers { appendingMembers = try appended(value, at: key, to: members, txn: txn) }
+            // A path the old version has is listed for the pack already.
+            var newPath = true
             if !appendingMembers {
-                try indexCall { () throws(LMDBError) in try txn.put(members, key: key, value: value) }
+                try indexCall { () throws(LMDBError) in
+                    if replacing, try !txn.put(members, key: key, value: value, flags: .noOverwrite) {
+                        newPath = false
+                        try txn.put(members, key: key, value: value)
+                    } else if !replacing {
+                        try txn.put(members, key: key, value: value)
+                    }
+                }
             }
             CrashPoint.hit("install.index.member")
-            if old.isEmpty || !old.contains(Array(path)) {
+            if newPath {
                 if appendingPaths { appendingPaths = try appended(id, at: path, to: paths, txn: txn) }
                 if !appendingPaths {
                     try PathIndex.add(pack: id, to: path, txn: txn, paths: paths)
                 }
                 CrashPoint.hit("install.index.path-added")
             }
-            if !old.isEmpty { new.insert(Array(path)) }
             written += 1
             membersWritten?(written)
             BackgroundWork.giveWay()
         }
-        for path in old where !new.contains(path) {
-            BackgroundWork.giveWay()
-            try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
-            try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
-            CrashPoint.hit("install.index.member-dropped")
+        if replacing {
+            // What is left of the old version is what the new one dropped.
+            try sweepMembers(of: id, txn: txn, members: members, paths: paths, crashPoint: "install.index.member-dropped") { value in
+                MemberRecord(value)?.archiveKey != record.archiveKey
+            }
         }
         try indexCall { () throws(LMDBError) in try txn.put(packs, key: Array(id.utf8), value: record.encoded) }
+    }
+
+    /// Deletes the members of pack `id` whose record `isDropped` says so,
+    /// and the pack from their path entries, in one walk that holds none
+    /// of them; `crashPoint` is hit after each.
+    static func sweepMembers(
+        of id: String, txn: borrowing WriteTransaction, members: Database, paths: Database, crashPoint: StaticString,
+        where isDropped: (_ record: UnsafeRawBufferPointer) -> Bool
+    ) throws(StoreError) {
+        let prefix = IndexSchema.memberPrefix(pack: id)
+        var failure: StoreError?
+        try indexCall { () throws(LMDBError) in
+            try txn.sweep(members, prefix: prefix) { key, value in
+                BackgroundWork.giveWay()
+                guard isDropped(value) else { return .keep }
+                do throws(StoreError) {
+                    try PathIndex.remove(pack: id, from: Array(key[prefix.count...]), txn: txn, paths: paths)
+                } catch {
+                    failure = error
+                    return .stop
+                }
+                CrashPoint.hit(crashPoint)
+                return .delete
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Appends `key` → `value` to `db` (`MDB_APPEND`); `false`, with nothing

@@ -41,23 +41,12 @@ extension AssetStore {
         _ = consume containerLock
     }
 
-    /// Deletes pack `id`'s record, members and path entries.
+    /// Deletes pack `id`'s record, members and path entries, holding none
+    /// of its members.
     static func writeIndex(
         removing id: String, txn: borrowing WriteTransaction, packs: Database, members: Database, paths: Database
     ) throws(StoreError) {
-        let prefix = IndexSchema.memberPrefix(pack: id)
-        var memberPaths: [[UInt8]] = []
-        try indexCall { () throws(LMDBError) in
-            try txn.forEach(members, prefix: prefix) { key, _ in
-                memberPaths.append(Array(key[prefix.count...]))
-                return true
-            }
-        }
-        for path in memberPaths {
-            try indexCall { () throws(LMDBError) in _ = try txn.delete(members, key: prefix + path) }
-            try PathIndex.remove(pack: id, from: path, txn: txn, paths: paths)
-            CrashPoint.hit("remove.index.member")
-        }
+        try sweepMembers(of: id, txn: txn, members: members, paths: paths, crashPoint: "remove.index.member") { _ in true }
         try indexCall { () throws(LMDBError) in _ = try txn.delete(packs, key: Array(id.utf8)) }
     }
 }

@@ -279,6 +279,9 @@ extension AssetStore {
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
         try update { (txn) throws(StoreError) in
+            // The members carry this archive's key already: writeIndex could
+            // not tell a stale one from a new one, so all go first.
+            try Self.writeIndex(removing: fixed.id, txn: txn, packs: packs, members: members, paths: paths)
             try Self.writeIndex(of: fixed, entries: pack.archive.entries, txn: txn,
                                 packs: packs, members: members, paths: paths)
         }
@@ -300,6 +303,8 @@ extension AssetStore {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
             try update { (txn) throws(StoreError) in
+                // Members left under the damaged record may carry this key.
+                try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
                 try Self.writeIndex(of: record, entries: pack.archive.entries, txn: txn,
                                     packs: packs, members: members, paths: paths)
             }

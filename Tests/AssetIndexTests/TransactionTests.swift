@@ -185,6 +185,53 @@ func packVersion(_ txn: borrowing some ReadableTransaction & ~Copyable, _ db: Da
         #expect(everything == 11)
     }
 
+    /// A sweep deletes the pairs its body says to, keeps the others (also
+    /// a run of deleted keys with kept ones between, and the prefix's last
+    /// key), stays inside the prefix, lets the body write to another
+    /// database, and stops where the body says.
+    @Test func sweepDeletesWhatItsBodySaysAndNothingElse() throws {
+        let members = env.database("members")
+        try env.write { txn in
+            for n in 0..<300 { try txn.put(members, key: "a\0" + String(1000 + n), value: n % 3 == 0 ? "old" : "new") }
+            try txn.put(members, key: "a", value: "old")
+            try txn.put(members, key: "b\0x", value: "old")
+        }
+        let (removed, seen) = try env.write { txn in
+            var seen = 0
+            let removed = try txn.sweep(members, prefix: "a\0") { key, value in
+                seen += 1
+                guard value.elementsEqual("old".utf8) else { return .keep }
+                _ = try? txn.put(paths, key: Array(key), value: "gone")
+                return .delete
+            }
+            return (removed, seen)
+        }
+        #expect(removed == 100 && seen == 300)
+        let left = try env.read { txn in
+            var kept: [String] = []
+            try txn.forEach(members) { key, value in
+                kept.append(String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+                return true
+            }
+            return (kept, try txn.count(paths))
+        }
+        let expected = ["a=old"] + (0..<300).filter { $0 % 3 != 0 }.map { "a\0\(1000 + $0)=new" } + ["b\0x=old"]
+        #expect(left.0 == expected)
+        #expect(left.1 == 100)
+        // Stopping: the pair shown when the body stops is kept, and no later one is shown.
+        let stopped = try env.write { txn in
+            var shown: [String] = []
+            let removed = try txn.sweep(members, prefix: "a\0") { key, _ in
+                shown.append(String(decoding: key, as: UTF8.self))
+                return shown.count == 3 ? .stop : .delete
+            }
+            return (removed, shown, try txn.count(members))
+        }
+        #expect(stopped.0 == 2 && stopped.1 == ["a\01001", "a\01002", "a\01004"] && stopped.2 == 200)
+        let none = try env.write { txn in try txn.sweep(members, prefix: "q") { _, _ in .delete } }
+        #expect(none == 0)
+    }
+
     @Test func dropEmptiesTheDatabaseOnly() throws {
         try env.write { txn in
             for n in 0..<100 { try txn.put(packs, key: key(n), value: "x") }

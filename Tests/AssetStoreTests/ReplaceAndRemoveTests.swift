@@ -25,6 +25,40 @@ import TestSupport
         #expect(try store.members(ofPack: "p").map(\.path) == ["a", "new"])
     }
 
+    /// An update keeps, adds and drops members, some of them paths another
+    /// pack also has: path-only lookups and the path index follow exactly,
+    /// also over hundreds of members with dropped ones between kept ones.
+    @Test func anUpdateDropsOnlyWhatTheNewVersionLacks() throws {
+        let f = StoreFixture()
+        let store = try f.store()
+        try store.install(packAt: try f.pack("q.zip", id: "q", ["shared": [9], "dropped-shared": [8]]))
+        try store.install(packAt: try f.pack("v1.zip", id: "p", ["a": [1], "gone": [2], "shared": [3], "dropped-shared": [4]]))
+        #expect(throws: StoreError.ambiguousPath("dropped-shared", packs: ["p", "q"])) { _ = try store.contents(at: "dropped-shared") }
+        try store.install(packAt: try f.pack("v2.zip", id: "p", ["a": [5], "new": [6], "shared": [7]]))
+        #expect(Array(try store.contents(at: "dropped-shared")) == [8])
+        #expect(throws: StoreError.ambiguousPath("shared", packs: ["p", "q"])) { _ = try store.contents(at: "shared") }
+        #expect(throws: StoreError.fileNotFound(path: "gone", pack: nil)) { _ = try store.contents(at: "gone") }
+        #expect(Array(try store.contents(at: "new")) == [6])
+        #expect(Array(try store.contents(at: "a", inPack: "p")) == [5])
+        #expect(try store.members(ofPack: "p").map(\.path) == ["a", "new", "shared"])
+        #expect(try store.verify().findings.isEmpty)
+
+        // Every third member of 300 dropped, the others kept or changed, and 50 new.
+        let v3 = Dictionary(uniqueKeysWithValues: (0..<300).map { ("m/\(1000 + $0)", [UInt8(truncatingIfNeeded: $0)]) })
+        try store.install(packAt: try f.pack("v3.zip", id: "p", v3))
+        let v4 = Dictionary(uniqueKeysWithValues: (0..<300).filter { $0 % 3 != 0 }.map { ("m/\(1000 + $0)", [UInt8(truncatingIfNeeded: $0 + 1)]) }
+            + (300..<350).map { ("m/\(1000 + $0)", [1]) })
+        try store.install(packAt: try f.pack("v4.zip", id: "p", v4))
+        #expect(try store.members(ofPack: "p").map(\.path) == v4.keys.sorted())
+        for (path, bytes) in v4 { #expect(Array(try store.contents(at: path)) == bytes, "\(path)") }
+        #expect(throws: StoreError.fileNotFound(path: "m/1000", pack: nil)) { _ = try store.contents(at: "m/1000") }
+        #expect(Array(try store.contents(at: "shared")) == [9])
+        #expect(try store.verify().findings.isEmpty)
+        try store.remove(pack: "p")
+        #expect(try store.verify().findings.isEmpty)
+        #expect(throws: StoreError.fileNotFound(path: "m/1001", pack: nil)) { _ = try store.contents(at: "m/1001") }
+    }
+
     @Test func identicalArchiveIsANoOp() throws {
         let f = StoreFixture()
         let store = try f.store()
