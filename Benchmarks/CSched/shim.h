@@ -1,7 +1,8 @@
 // What the benchmark harness needs from glibc that is declared only under
 // _GNU_SOURCE, which Swift's Glibc module does not define: CPU affinity
 // (sched_setaffinity and the CPU_* macros), and memfd_create with the seals
-// for the by-hand memory file a peer makes.
+// for the by-hand memory file a peer makes; and glibc's malloc_trim, which
+// Swift's Glibc module does not declare, for the peak-memory notes.
 #ifndef CSCHED_SHIM_H
 #define CSCHED_SHIM_H
 #ifndef _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <malloc.h>
 
 /// Lets thread `tid` (0: the calling thread) run on the `count` CPUs in
 /// `cpus` only. Returns 0 or -errno.
@@ -52,5 +54,9 @@ static inline int csched_sealed_memfd(const void *bytes, size_t count) {
     }
     return fd;
 }
+
+/// Gives free heap back to the kernel (glibc's malloc_trim); returns 1
+/// if any was.
+static inline int csched_malloc_trim(void) { return malloc_trim(0); }
 
 #endif
