@@ -281,6 +281,12 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
         try prefix.withIndexBytes { (p) throws(LMDBError) in try sweep(db, prefix: p, body) }
     }
 
+    /// Lets go of the index pages this process has read through the map;
+    /// see ``ReadTransaction/releaseResidentPages()``. The pages this
+    /// transaction writes are its own memory until it commits, not the map's:
+    /// they are not affected.
+    public func releaseResidentPages() { core.releaseResidentPages() }
+
     /// Deletes every pair of the database; the database itself remains.
     ///
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_drop`

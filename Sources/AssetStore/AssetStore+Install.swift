@@ -385,7 +385,9 @@ extension AssetStore {
         // not after the last one ends the appending, for the rest of the pack.
         var appendingMembers = !replacing
         var appendingPaths = !replacing
+        var walk = IndexWalk()
         try entries.forEach { (entry) throws(StoreError) in
+            walk.visited(in: txn)
             key.removeSubrange(prefix.count...)
             key.append(contentsOf: entry.path.utf8)
             let path = key[prefix.count...]
@@ -433,9 +435,11 @@ extension AssetStore {
     ) throws(StoreError) {
         let prefix = IndexSchema.memberPrefix(pack: id)
         var failure: StoreError?
+        var walk = IndexWalk()
         try indexCall { () throws(LMDBError) in
             try txn.sweep(members, prefix: prefix) { key, value in
                 BackgroundWork.giveWay()
+                walk.visited(in: txn)
                 guard isDropped(value) else { return .keep }
                 do throws(StoreError) {
                     try PathIndex.remove(pack: id, from: Array(key[prefix.count...]), txn: txn, paths: paths)

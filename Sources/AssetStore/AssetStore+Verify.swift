@@ -222,8 +222,10 @@ extension AssetStore {
         var pending = sorted?.next()
         var missing: [String] = []
         var damaged = false
+        var walk = IndexWalk()
         try indexCall { () throws(LMDBError) in
             try txn.forEach(members, prefix: prefix) { key, value in
+                walk.visited(in: txn)
                 let pathBytes = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
                 let member = String(decoding: pathBytes, as: UTF8.self)
                 report.membersChecked += 1

@@ -18,10 +18,12 @@ extension AssetStore {
         // which names every finding.
         var installedMembers = 0
         var orphans = false
+        var walk = IndexWalk()
         try indexCall { () throws(LMDBError) in
             var pack: [UInt8] = []
             var installed = false
             try txn.forEach(members) { key, _ in
+                walk.visited(in: txn)
                 guard let zero = key.firstIndex(of: 0) else { return true }
                 if !(pack.count == zero && pack.withUnsafeBytes({ $0.elementsEqual(key[..<zero]) })) {
                     pack = Array(key[..<zero])
@@ -41,8 +43,10 @@ extension AssetStore {
         var pairs = 0
         var exact = true
         var key: [UInt8] = []
+        var walk = IndexWalk()
         try indexCall { () throws(LMDBError) in
             try txn.forEach(paths) { path, value in
+                walk.visited(in: txn)
                 var previous: UnsafeRawBufferPointer.SubSequence?
                 for id in value.split(separator: 0, omittingEmptySubsequences: false) {
                     if let previous, !previous.lexicographicallyPrecedes(id) { exact = false; return false }
@@ -65,8 +69,10 @@ extension AssetStore {
     /// path: each finding named.
     private func checkIndexConsistencyInFull(ids: Set<String>, txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) {
         var expected: [[UInt8]: [String]] = [:]
+        var walk = IndexWalk()
         try indexCall { () throws(LMDBError) in
             try txn.forEach(members) { key, _ in
+                walk.visited(in: txn)
                 guard let zero = key.firstIndex(of: 0) else { return true }
                 let pack = String(decoding: key[..<zero], as: UTF8.self)
                 let path = Array(key[(zero + 1)...])
@@ -81,6 +87,7 @@ extension AssetStore {
         }
         try indexCall { () throws(LMDBError) in
             try txn.forEach(paths) { key, value in
+                walk.visited(in: txn)
                 let path = Array(key)
                 let name = String(decoding: path, as: UTF8.self)
                 let listed = PathIndex.packs(in: value)

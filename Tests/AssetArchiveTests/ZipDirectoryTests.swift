@@ -1,4 +1,5 @@
 @testable import AssetArchive
+import AssetSystem
 import Foundation
 import Testing
 import TestSupport
@@ -126,4 +127,42 @@ import TestSupport
         #expect(walked.count == count)
         #expect(Set(walked.map(\.path)) == Set(members.map(\.path)))
     }
+
+    /// A scan that releases pages has let go of the directory the count of
+    /// its records read (all of it, before the walk) by the time it hands
+    /// on the first member; one that does not has it all resident. In a
+    /// directory of about 13 MB, over a window of 8 MiB. (The count also
+    /// drops pages behind it as it goes; that bound on its peak is seen in
+    /// the harness's `verify-deep-1m` and `install-1m` notes, not here.)
+    @Test(.enabled(if: Program.available("python3")))
+    func aReleasingScanKeepsLittleOfTheDirectoryResident() throws {
+        let scratch = TemporaryDirectory("zipdir-resident")
+        let path = scratch.file("many.zip")
+        // 3,000 empty members, each with a 4,500-byte comment in its record, by Python.
+        let script = """
+        import sys, zipfile
+        with zipfile.ZipFile(sys.argv[1], "w") as z:
+            for i in range(3000):
+                info = zipfile.ZipInfo("m%05d" % i)
+                info.comment = b"c" * 4500
+                z.writestr(info, b"")
+        """
+        #expect(try Program.run("python3", ["-c", script, path]).status == 0)
+        let fd = try FileDescriptor.open(path)
+        let size = Int(try fd.status().size)
+        for releasing in [false, true] {
+            let region = try MappedRegion(mapping: fd, count: size)
+            var atFirst: Int?
+            _ = try ZipDirectory.scan(region.bytes, name: path, releasingPages: releasing) { _ in
+                if atFirst == nil { atFirst = try? ResidentMemory.kilobytes(mapping: path) }
+            }
+            let kib = try #require(atFirst)
+            if releasing {
+                #expect(kib < 9 << 10, "\(kib) KiB resident at the first member")
+            } else {
+                #expect(kib > 11 << 10, "\(kib) KiB resident at the first member without releasing")
+            }
+        }
+    }
+
 }

@@ -146,3 +146,33 @@ import TestSupport
         if compact { #expect(copy.info().lastPage < env.info().lastPage) }
     }
 }
+
+/// A read transaction lets go of the index pages it has read: the resident
+/// part of the data file's mapping falls, and what was read stays readable.
+@Suite struct ResidentPagesTests {
+
+    @Test func aWalkCanLetGoOfThePagesItRead() throws {
+        let scratch = TemporaryDirectory("assetindex")
+        let dir = scratch.directory("index")
+        let env = try Environment(path: dir, databases: standardDatabases)
+        let members = env.database("members")
+        let value = [UInt8](repeating: 7, count: 400)
+        try env.write { txn in
+            for n in 0..<40_000 { try txn.append(members, key: key(n), value: value) }
+        }
+        let file = dir + "/data.mdb"
+        let (read, released, intact) = try env.read { txn in
+            var sum = 0
+            try txn.forEach(members) { _, v in sum += Int(v[0]); return true }
+            let first = try #require(try txn.get(members, key: key(0)))
+            let read = try ResidentMemory.kilobytes(mapping: file)
+            txn.releaseResidentPages()
+            let released = try ResidentMemory.kilobytes(mapping: file)
+            // A value found before the release is still there after it.
+            return (read, released, sum == 7 * 40_000 && first.elementsEqual(value))
+        }
+        #expect(intact)
+        #expect(read > 8_000, "the walk read \(read) KiB of the index")
+        #expect(released < read / 8, "\(released) KiB left of \(read)")
+    }
+}

@@ -83,10 +83,15 @@ struct ArchiveParser {
     private func countRecords(_ end: EndRecords) throws(ArchiveError) {
         var position = end.directoryOffset
         var count: UInt64 = 0
+        // The count reads the whole directory (80 MB at a million members)
+        // before the walk does: its pages go behind it too.
+        var behind = ReadBehind(mapping: bytes, start: end.directoryOffset)
         while position < end.directoryEnd {
             position += try RecordWalk.recordLength(in: bytes, at: position, limit: end.directoryEnd, index: Int(count), name: name)
             count += 1
+            if releasingPages { behind.reached(position) }
         }
+        if releasingPages { behind.finish(at: end.directoryEnd) }
         guard count == end.entryCount else {
             throw .inconsistentDirectory(archive: name, problem: .entryCount(declared: end.entryCount, found: count))
         }

@@ -1,4 +1,6 @@
 internal import CLMDB
+internal import Glibc
+internal import AssetSystem
 
 /// The operations shared by read and write transactions, on a live `MDB_txn`.
 /// ``ReadTransaction`` and ``WriteTransaction`` wrap one and forward to it.
@@ -84,4 +86,45 @@ struct TransactionCore {
             pageSize: Int(s.ms_psize), depth: Int(s.ms_depth), branchPages: s.ms_branch_pages,
             leafPages: s.ms_leaf_pages, overflowPages: s.ms_overflow_pages, entries: s.ms_entries)
     }
+
+    /// Drops this process's view of the map's pages (`MADV_DONTNEED`): the
+    /// file's pages stay in the page cache and come back on the next touch.
+    /// The transaction pins the map, so no resize can move it meanwhile.
+    ///
+    /// LMDB does not say where its map is (`mdb_env_info` gives the address
+    /// only of a fixed map), so the mappings of the data file are found in
+    /// `/proc/self/maps` by its device and inode.
+    func releaseResidentPages() {
+        guard let env = mdb_txn_env(txn) else { return }
+        var fd: Int32 = -1
+        var stat = MDB_stat()
+        var info = MDB_envinfo()
+        var file = Glibc.stat()
+        guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &file) == 0, mdb_env_stat(env, &stat) == 0,
+              mdb_env_info(env, &info) == 0,
+              let maps = try? FileDescriptor.open("/proc/self/maps").readToEnd() else { return }
+        // As glibc's major() and minor() split a dev_t, in the maps file's hex.
+        let dev = UInt64(file.st_dev)
+        let major = (dev >> 8) & 0xfff | (dev >> 32) & ~0xfff
+        let minor = dev & 0xff | (dev >> 12) & ~0xff
+        let device = Array((String(major, radix: 16).leftPadded(to: 2) + ":" + String(minor, radix: 16).leftPadded(to: 2)).utf8)
+        let inode = Array(String(UInt64(file.st_ino)).utf8)
+        let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+        for line in maps.split(separator: UInt8(ascii: "\n")) {
+            // start-end perms offset dev inode path
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count >= 5, fields[3].elementsEqual(device), fields[4].elementsEqual(inode),
+                  fields[2].allSatisfy({ $0 == UInt8(ascii: "0") }) else { continue }
+            let range = fields[0].split(separator: UInt8(ascii: "-"))
+            guard range.count == 2, let start = UInt(String(decoding: range[0], as: UTF8.self), radix: 16),
+                  let end = UInt(String(decoding: range[1], as: UTF8.self), radix: 16), end > start,
+                  let base = UnsafeMutableRawPointer(bitPattern: start) else { continue }
+            // Only advice: a mapping that refuses it keeps its pages.
+            _ = madvise(base, min(Int(end - start), used), MADV_DONTNEED)
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
