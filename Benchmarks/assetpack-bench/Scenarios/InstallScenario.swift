@@ -72,8 +72,12 @@ enum InstallScenario {
                 return seconds
             }),
             ("assetpacks-update", {
+                // Version 1 through a manager of its own, closed before the
+                // clock: LMDB keeps the buffers of a transaction's pages for
+                // the next one until its environment closes, and the update
+                // would reuse them unseen.
+                do { try AssetPackManager(container: .init(path: scratch)).installPack(at: zipPath, id: "bench.install") }
                 let manager = try AssetPackManager(container: .init(path: scratch))
-                try manager.installPack(at: zipPath, id: "bench.install")
                 let before = PeakMemory.reset()
                 let seconds = try timed { try manager.installPack(at: updatePath, id: "bench.install") }
                 updatePeak = max(updatePeak, PeakMemory.peak() - before)
