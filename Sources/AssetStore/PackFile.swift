@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import AssetArchive
 public import AssetSystem
 
@@ -109,11 +110,18 @@ public struct PackFile: Sendable {
     /// ``hashPiece`` bytes, each dropped once hashed (``ReadBehind``) and,
     /// with `progress`, reported.
     static func hash(_ bytes: UnsafeRawBufferPointer, progress: ((InstallProgress) -> Void)?) -> [UInt8] {
+        hash(bytes, progress: progress, until: { false })!
+    }
+
+    /// ``hash(_:progress:)``, asking `stopped` between two pieces; `nil`
+    /// once it says to stop.
+    static func hash(_ bytes: UnsafeRawBufferPointer, progress: ((InstallProgress) -> Void)?, until stopped: () -> Bool) -> [UInt8]? {
         var meter = ProgressMeter.install(.hashing, total: UInt64(bytes.count), reportingTo: progress)
         var behind = ReadBehind(mapping: bytes)
         var hasher = SHA256()
         var offset = 0
         while offset < bytes.count {
+            if stopped() { return nil }
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset ..< min(offset + hashPiece, bytes.count)])
             hasher.update(piece)
             offset += piece.count
@@ -221,6 +229,12 @@ struct StreamedPack: Sendable {
             throw .archive(error)
         }
         try check.finish(path: path)
+        // The SHA-256 on a thread of its own while the data is checked (the
+        // two passes are each bound by a CPU), unless the caller wants
+        // progress reported on its thread or runs at background priority.
+        let hashing = verifiedSHA256 == nil && progress == nil && !BackgroundWork.isCurrent
+            ? ConcurrentHash(try PackFile.map(descriptor, path: path)) : nil
+        defer { hashing?.cancel() }
         // Decoded now for the ID the keys are checked under, thrown where
         // the whole-array check throws it: after the members' data.
         let described = Result { () throws(StoreError) in
@@ -241,9 +255,45 @@ struct StreamedPack: Sendable {
         behind.finish(at: bytes.count)
         meter?.finish()
         let description = try described.get()
-        let sha256 = verifiedSHA256 ?? PackFile.hash(bytes, progress: progress)
+        let sha256 = verifiedSHA256 ?? hashing?.result() ?? PackFile.hash(bytes, progress: progress)
         return StreamedPack(
             path: path, directory: directory, sha256: sha256, size: UInt64(bytes.count), description: description,
             keyProblem: keyProblem, mapping: Mapping(region), held: held)
+    }
+}
+
+/// The SHA-256 of a file, hashed on a thread of its own from a mapping of
+/// its own (so that its pages, dropped behind the hash, are not the ones
+/// the caller's walk reads), while the caller goes on.
+private final class ConcurrentHash: @unchecked Sendable {
+    // Unchecked: `digest` is written by the thread before it leaves the
+    // group and read only after waiting on it; `region` is immutable.
+    private let region: MappedRegion
+    private let stop = Atomic<Bool>(false)
+    private let done = DispatchGroup()
+    private var digest: [UInt8]?
+
+    init(_ region: consuming MappedRegion) {
+        self.region = region
+        done.enter()
+        // A thread, not a Dispatch queue, as ArchiveScan's: libdispatch traps
+        // when its worker cannot make an epoll descriptor (EMFILE).
+        let thread = Thread { [self] in
+            digest = PackFile.hash(self.region.bytes, progress: nil, until: { self.stop.load(ordering: .relaxed) })
+            done.leave()
+        }
+        thread.start()
+    }
+
+    /// The digest, once the thread is done.
+    func result() -> [UInt8]? {
+        done.wait()
+        return digest
+    }
+
+    /// Stops the thread at its next piece and waits for it.
+    func cancel() {
+        stop.store(true, ordering: .relaxed)
+        done.wait()
     }
 }

@@ -120,4 +120,37 @@ import Glibc
         #expect(report.findings.isEmpty)
         #expect(report.membersChecked == 3_000)
     }
+
+    /// The SHA-256 an install records is the file's, whether it was hashed
+    /// on a second thread beside the data checks (no progress asked) or on
+    /// the caller's (progress asked): `sha256sum` is the witness, over a
+    /// pack of several hashing pieces. A pack whose data is damaged is
+    /// refused with its CRC-32 error while the hash runs beside.
+    @Test(.enabled(if: Program.available("sha256sum")))
+    func theRecordedHashIsTheFilesWhicheverThreadHashesIt() throws {
+        let f = StoreFixture("streamed-hash")
+        let p = f.root + "/p.zip"
+        try ArchiveWriter.write((0 ..< 12).map { .init(path: "m\($0).bin", source: .bytes(noise(300_000, seed: UInt64($0))), compression: .stored) }, to: p)
+        let witness = String(decoding: try Program.output("sha256sum", [p]), as: UTF8.self).split(separator: " ").first.map(String.init)
+        let beside = try f.store().install(packAt: p, id: "p").record.sha256
+        let g = StoreFixture("streamed-hash-progress")
+        let inline = try g.store().install(packAt: p, id: "p", progress: { _ in }).record.sha256
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(beside) == witness && hex(inline) == witness)
+
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: p)))
+        // m0.bin is first; its data starts after the local header, its name and its extra field.
+        let nameLength = Int(bytes[26]) | (Int(bytes[27]) << 8)
+        let extraLength = Int(bytes[28]) | (Int(bytes[29]) << 8)
+        let dataStart = 30 + nameLength + extraLength
+        bytes[dataStart + 1000] ^= 0xff
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        let h = StoreFixture("streamed-hash-damaged")
+        #expect {
+            try h.store().install(packAt: p, id: "p")
+        } throws: { error in
+            guard case StoreError.archive(.crcMismatch(_, "m0.bin", _, _)) = error else { return false }
+            return true
+        }
+    }
 }
