@@ -55,12 +55,6 @@ public struct ReadTransaction: ~Copyable, ReadableTransaction {
         try core.statistics(db)
     }
 
-    /// Lets go of the index pages this process has read through the map, so
-    /// that a walk over the whole index keeps only what it read since the
-    /// last call resident, not the whole file. The data stays in the page
-    /// cache: the pages are not read again from disk, only mapped again
-    /// (a minor fault each) when any thread of the process next touches
-    /// them. Values already returned stay valid. The corresponding C
-    /// functions are `mdb_env_info` and `madvise` with `MADV_DONTNEED`.
+    /// Lets go of the index pages read through the map. See ``ReadableTransaction``.
     public func releaseResidentPages() { core.releaseResidentPages() }
 }

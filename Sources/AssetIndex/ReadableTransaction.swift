@@ -56,6 +56,17 @@ public protocol ReadableTransaction: ~Copyable {
     ///
     /// - Throws: ``LMDBError``. The corresponding C function is `mdb_stat`.
     func statistics(_ db: Database) throws(LMDBError) -> DatabaseStatistics
+
+    /// Lets go of the index pages this process has read through the map, so
+    /// that a walk over the whole index keeps only what it read since the
+    /// last call resident, not the whole file. The data stays in the page
+    /// cache: the pages are not read again from disk, only mapped again
+    /// (a minor fault each) when any thread of the process next touches
+    /// them. Values already returned stay valid; a write transaction's own
+    /// pages are its memory until it commits, not the map's, and are not
+    /// affected. The corresponding C functions are `mdb_env_info` and
+    /// `madvise` with `MADV_DONTNEED`.
+    func releaseResidentPages()
 }
 
 extension ReadableTransaction where Self: ~Copyable {

@@ -281,10 +281,7 @@ public struct WriteTransaction: ~Copyable, ReadableTransaction {
         try prefix.withIndexBytes { (p) throws(LMDBError) in try sweep(db, prefix: p, body) }
     }
 
-    /// Lets go of the index pages this process has read through the map;
-    /// see ``ReadTransaction/releaseResidentPages()``. The pages this
-    /// transaction writes are its own memory until it commits, not the map's:
-    /// they are not affected.
+    /// Lets go of the index pages read through the map. See ``ReadableTransaction``.
     public func releaseResidentPages() { core.releaseResidentPages() }
 
     /// Deletes every pair of the database; the database itself remains.

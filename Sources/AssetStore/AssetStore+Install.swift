@@ -397,10 +397,10 @@ extension AssetStore {
             var newPath = true
             if !appendingMembers {
                 try indexCall { () throws(LMDBError) in
-                    if replacing, try !txn.put(members, key: key, value: value, flags: .noOverwrite) {
-                        newPath = false
+                    if !replacing {
                         try txn.put(members, key: key, value: value)
-                    } else if !replacing {
+                    } else if try !txn.put(members, key: key, value: value, flags: .noOverwrite) {
+                        newPath = false
                         try txn.put(members, key: key, value: value)
                     }
                 }

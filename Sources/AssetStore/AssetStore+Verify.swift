@@ -187,7 +187,7 @@ extension AssetStore {
             let hashRegion: MappedRegion
             do { hashRegion = try MappedRegion(mapping: fd, count: Int(size)) } catch { throw .system(error.with(operation: "mmap", path: path)) }
             hashRegion.advise(.sequential)
-            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion.bytes, directory: directory, archive: path)
+            let problems = ArchiveScan.run(bytes: bytes, hashing: hashRegion, directory: directory, archive: path)
             report.bytesChecked += record.archiveSize
             if problems.sha256 != record.sha256 {
                 report.add(.archiveSHA256, pack: id, object: record.archiveName, "archive \(path) does not match its recorded SHA-256")
@@ -329,27 +329,10 @@ enum ArchiveScan {
         var crcFailures: [(String, ArchiveError)]
     }
 
-    /// The bytes live in a mapping the caller keeps alive until this returns.
-    private final class Shared: @unchecked Sendable {
-        let bytes: UnsafeRawBufferPointer
-        var digest: [UInt8] = []
-        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-    }
-
     /// Checks the members in `bytes` and hashes `hashing`, two mappings of
-    /// the same archive file.
-    static func run(bytes: UnsafeRawBufferPointer, hashing: UnsafeRawBufferPointer, directory: ZipDirectory, archive: String) -> Result {
-        let shared = Shared(hashing)
-        // A thread of its own, not a Dispatch queue: libdispatch traps when
-        // its worker cannot make an epoll descriptor (EMFILE), and a verify
-        // out of descriptors must fail with an error, not a crash.
-        let group = DispatchGroup()
-        group.enter()
-        let thread = Thread {
-            shared.digest = PackFile.hash(shared.bytes, progress: nil)
-            group.leave()
-        }
-        thread.start()
+    /// the same archive file: the hash on a thread of its own (``ConcurrentHash``).
+    static func run(bytes: UnsafeRawBufferPointer, hashing: consuming MappedRegion, directory: ZipDirectory, archive: String) -> Result {
+        let hash = ConcurrentHash(hashing)
         var failures: [(String, ArchiveError)] = []
         var behind = ReadBehind(mapping: bytes)
         var entries = MemberWalk(directory, in: bytes, order: .file)
@@ -360,8 +343,8 @@ enum ArchiveScan {
         }
         if let failure = entries.failure { failures.append((archive, failure)) }
         behind.finish(at: bytes.count)
-        group.wait()
-        return Result(sha256: shared.digest, crcFailures: failures.sorted { $0.0 < $1.0 })
+        // Never stopped, so always a digest.
+        return Result(sha256: hash.result() ?? [], crcFailures: failures.sorted { $0.0 < $1.0 })
     }
 }
 

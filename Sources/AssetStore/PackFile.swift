@@ -264,8 +264,9 @@ struct StreamedPack: Sendable {
 
 /// The SHA-256 of a file, hashed on a thread of its own from a mapping of
 /// its own (so that its pages, dropped behind the hash, are not the ones
-/// the caller's walk reads), while the caller goes on.
-private final class ConcurrentHash: @unchecked Sendable {
+/// the caller's walk reads), while the caller goes on: an install's, and
+/// `verify --deep`'s (``ArchiveScan``).
+final class ConcurrentHash: @unchecked Sendable {
     // Unchecked: `digest` is written by the thread before it leaves the
     // group and read only after waiting on it; `region` is immutable.
     private let region: MappedRegion
@@ -276,8 +277,9 @@ private final class ConcurrentHash: @unchecked Sendable {
     init(_ region: consuming MappedRegion) {
         self.region = region
         done.enter()
-        // A thread, not a Dispatch queue, as ArchiveScan's: libdispatch traps
-        // when its worker cannot make an epoll descriptor (EMFILE).
+        // A thread, not a Dispatch queue: libdispatch traps when its worker
+        // cannot make an epoll descriptor (EMFILE), and a verify or install
+        // out of descriptors must fail with an error, not a crash.
         let thread = Thread { [self] in
             digest = PackFile.hash(self.region.bytes, progress: nil, until: { self.stop.load(ordering: .relaxed) })
             done.leave()
