@@ -149,6 +149,31 @@ extension FileDescriptor {
         _ = try valueOrErrno("sync_file_range") { cas_start_writeback(fd, offset, count) }
     }
 
+    /// Allocates the file's blocks from `offset` for `count` bytes, without
+    /// changing its length: a later write there, also through a shared
+    /// mapping, needs no space the file system may no longer have. Blocks
+    /// already allocated stay as they are.
+    ///
+    /// - Throws: `Errno`: `.noSpace` when the file system is full,
+    ///   `.notSupported` where it cannot allocate ahead.
+    ///   The corresponding C function is `fallocate` with `FALLOC_FL_KEEP_SIZE`.
+    public func allocate(from offset: Int64, count: Int64) throws(Errno) {
+        let fd = rawValue
+        _ = try valueOrErrno("fallocate") { cas_allocate(fd, offset, count) }
+    }
+
+    /// Frees the file's blocks from `offset` for `count` bytes, without
+    /// changing its length: that range then reads as zeros and takes no
+    /// space.
+    ///
+    /// - Throws: `Errno`; `.notSupported` where the file system cannot.
+    ///   The corresponding C function is `fallocate` with
+    ///   `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`.
+    public func punchHole(from offset: Int64, count: Int64) throws(Errno) {
+        let fd = rawValue
+        _ = try valueOrErrno("fallocate") { cas_punch_hole(fd, offset, count) }
+    }
+
     /// Sets the file's length. The corresponding C function is `ftruncate`.
     public func resize(to length: Int64) throws(Errno) {
         let fd = rawValue

@@ -90,6 +90,13 @@ public struct FileLock: ~Copyable, Sendable {
         }
     }
 
+    /// Releases the lock this open file description holds on the file, if
+    /// any. The corresponding C function is `fcntl` with `F_OFD_SETLK` and
+    /// `F_UNLCK`.
+    public static func unlock(_ descriptor: borrowing FileDescriptor) {
+        _ = cas_ofd_lock(descriptor.rawValue, CAS_LOCK_UNLOCK, 0)
+    }
+
     /// Takes an exclusive lock on the open file `descriptor` without waiting.
     /// The lock lasts until every descriptor of that open file description
     /// is closed. Returns `false` when another description holds a

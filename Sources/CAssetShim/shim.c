@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -131,6 +132,14 @@ int cas_fsync(int fd) {
 
 int cas_ftruncate(int fd, int64_t length) {
     RETURN_OR_ERRNO(ftruncate(fd, (off_t)length));
+}
+
+int cas_allocate(int fd, int64_t offset, int64_t count) {
+    RETURN_OR_ERRNO(fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)count));
+}
+
+int cas_punch_hole(int fd, int64_t offset, int64_t count) {
+    RETURN_OR_ERRNO(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)count));
 }
 
 int cas_start_writeback(int fd, int64_t offset, int64_t count) {

@@ -43,6 +43,36 @@ import TestSupport
         }
     }
 
+    /// `allocate` gives a hole blocks without changing the length, and the
+    /// bytes written before stay; `punchHole` takes blocks back, and the
+    /// range then reads as zeros. A pipe is refused with the errno.
+    @Test func allocateAndPunchHoleChangeBlocksNotLength() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/sparse"
+        let fd = try FileDescriptor.open(path, [.readWrite, .create])
+        try fd.write(Array(repeating: 7, count: 4096), at: 0)
+        try fd.resize(to: 4 << 20)
+        func blocks() -> Int {
+            var s = stat()
+            return stat(path, &s) == 0 ? Int(s.st_blocks) * 512 : -1
+        }
+        let sparse = blocks()
+        #expect(sparse < 1 << 20)
+        try fd.allocate(from: 0, count: 2 << 20)
+        #expect(blocks() >= 2 << 20)
+        #expect(try fd.status().size == 4 << 20)
+        #expect(try fd.read(count: 4096, at: 0) == Array(repeating: 7, count: 4096))
+        try fd.punchHole(from: 0, count: 2 << 20)
+        #expect(blocks() <= sparse)
+        #expect(try fd.status().size == 4 << 20)
+        #expect(try fd.read(count: 4096, at: 0) == Array(repeating: 0, count: 4096))
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let pipeEnd = FileDescriptor(adopting: ends[1])
+        _ = FileDescriptor(adopting: ends[0])
+        #expect(throws: Errno.self) { try pipeEnd.allocate(from: 0, count: 4096) }
+    }
+
     @Test func descriptorsAreCloseOnExec() throws {
         let dir = TemporaryDirectory()
         let fd = try FileDescriptor.open(dir.write("f", [1]))

@@ -18,6 +18,22 @@ import TestSupport
         _ = try FileLock(path: path, wait: .none)
     }
 
+    /// `unlock` releases a lock taken with `lock(_:kind:wait:path:)`
+    /// while the descriptor stays open; it can be taken again.
+    @Test func unlockReleasesWhileTheDescriptorStaysOpen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path + "/u.lock"
+        let fd = try FileDescriptor.open(path, [.readWrite, .create])
+        try FileLock.lock(fd, kind: .exclusive, wait: .none, path: path)
+        #expect(try FileLock.isHeld(path: path))
+        #expect(throws: Errno.wouldBlock) { _ = try FileLock(path: path, wait: .none) }
+        FileLock.unlock(fd)
+        #expect(try !FileLock.isHeld(path: path))
+        _ = try FileLock(path: path, wait: .none)
+        try FileLock.lock(fd, kind: .exclusive, wait: .none, path: path)
+        #expect(try FileLock.isHeld(path: path))
+    }
+
     @Test func sharedLocksCoexist() throws {
         let dir = TemporaryDirectory()
         let path = dir.path + "/s.lock"

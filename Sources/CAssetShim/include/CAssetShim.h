@@ -95,6 +95,14 @@ int cas_fsync(int fd);
 
 /** Truncates or extends fd to length. ftruncate(2). */
 int cas_ftruncate(int fd, int64_t length);
+/** Allocates the file's blocks in [offset, offset + count) without changing
+ *  its length (fallocate with FALLOC_FL_KEEP_SIZE); -errno on failure.
+ *  fallocate(2). */
+int cas_allocate(int fd, int64_t offset, int64_t count);
+/** Frees the file's blocks in [offset, offset + count), which then read as
+ *  zeros, without changing its length (fallocate with FALLOC_FL_PUNCH_HOLE);
+ *  -errno on failure. fallocate(2). */
+int cas_punch_hole(int fd, int64_t offset, int64_t count);
 
 /** Starts writeback of the dirty pages of fd in [offset, offset + count)
  *  without waiting for it (SYNC_FILE_RANGE_WRITE), so that a later fsync has
