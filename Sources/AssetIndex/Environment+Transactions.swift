@@ -85,15 +85,17 @@ extension Environment {
             pool.writer.store(thread, ordering: .relaxed)
             defer { pool.writer.store(0, ordering: .relaxed) }
             if reserving > 0 { reserve(reserving) }
-            result = try runWrite(body)
+            result = try runWrite(reserving: reserving, body)
         }
         guard let result else { preconditionFailure("a write that did not throw has a result") }
         return result
     }
 
     /// Begins, runs and commits until the body's transaction fits the map.
-    /// The caller holds ``writeLock``.
-    private func runWrite<R, E: Error>(_ body: (borrowing WriteTransaction) throws(E) -> R) throws(TransactionError<E>) -> R {
+    /// With a writable map, each attempt first allocates the file's blocks
+    /// the write may reach, and a write that reserved room gives back what it
+    /// did not use (see ``MapFile``). The caller holds ``writeLock``.
+    private func runWrite<R, E: Error>(reserving: Int, _ body: (borrowing WriteTransaction) throws(E) -> R) throws(TransactionError<E>) -> R {
         while true {
             var begun: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, 0, &begun)
@@ -103,6 +105,12 @@ extension Environment {
             }
             guard rc == 0, let txn = begun else {
                 throw .lmdb(LMDBError(rc, operation: "mdb_txn_begin (write)", path: path))
+            }
+            if let mapFile {
+                do { try mapFile.allocateAhead(of: handle, reserving: reserving) } catch {
+                    mdb_txn_abort(txn)
+                    throw .lmdb(error)
+                }
             }
             var mapFull = false
             let outcome = withUnsafeMutablePointer(to: &mapFull) { flag in
@@ -124,6 +132,7 @@ extension Environment {
                     continue
                 }
                 guard rc == 0 else { throw .lmdb(Environment.commitError(rc, operation: "mdb_txn_commit", path: path, env: handle)) }
+                if reserving > 0 { mapFile?.trim(handle) }
                 return value
             }
         }
@@ -209,8 +218,7 @@ extension Environment {
     /// read of this process uses the map; reads that start meanwhile wait.
     /// The caller holds ``writeLock`` and no transaction.
     private func remap(to size: Int) throws(LMDBError) {
-        let rc = pool.drain { mdb_env_set_mapsize(handle, size) }
-        try check(rc, "mdb_env_set_mapsize \(size)", path: path)
+        try MapFile.setMapSize(size, of: mapFile, path: path) { (size) in pool.drain { mdb_env_set_mapsize(handle, size) } }
     }
 }
 

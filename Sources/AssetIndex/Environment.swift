@@ -38,6 +38,9 @@ public final class Environment: Sendable {
     /// The meta pages mapped by themselves, for ``lastCommittedTransactionID``;
     /// `nil` where they could not be (it then asks `mdb_env_info`).
     let metaPages: MetaPages?
+    /// `data.mdb`'s length lock and block allocation, when writes go through
+    /// the map (``Options/writesThroughMap``); `nil` otherwise.
+    let mapFile: MapFile?
 
     /// Opens the environment in the existing directory `path`, creating
     /// `data.mdb` and `lock.mdb` (with ``Options/fileMode``) when missing,
@@ -87,7 +90,9 @@ public final class Environment: Sendable {
         let mapSize = (max(options.mapSize, page) + page - 1) / page * page
         let maximum = max(mapSize, options.maximumMapSize / page * page)
         do {
-            (handle, databases) = try Environment.open(path: path, declared: declared, options: options, mapSize: mapSize)
+            let mapFile = options.writesThroughMap && !options.readOnly ? try MapFile(directory: path, mode: options.fileMode) : nil
+            (handle, databases) = try Environment.open(path: path, declared: declared, options: options, mapSize: mapSize, mapFile: mapFile)
+            self.mapFile = mapFile
         } catch {
             OpenEnvironments.release(identity)
             throw error
@@ -114,7 +119,7 @@ public final class Environment: Sendable {
     // MARK: Opening
 
     private static func open(
-        path: String, declared: [(name: String, flags: DatabaseFlags)], options: Options, mapSize: Int
+        path: String, declared: [(name: String, flags: DatabaseFlags)], options: Options, mapSize: Int, mapFile: MapFile?
     ) throws(LMDBError) -> (OpaquePointer, [String: Database]) {
         var created: OpaquePointer?
         try check(mdb_env_create(&created), "mdb_env_create", path: path)
@@ -126,44 +131,69 @@ public final class Environment: Sendable {
             if options.readOnly { flags |= MDB_RDONLY }
             if options.noSync { flags |= MDB_NOSYNC }
             if options.noReadAhead { flags |= MDB_NORDAHEAD }
-            // No map size is set before opening, so LMDB adopts the size
-            // recorded in the file, which another process may have grown.
-            try check(mdb_env_open(env, path, UInt32(flags), mode_t(options.fileMode)), "mdb_env_open", path: path)
-            // LMDB opens data.mdb without O_CLOEXEC. A child process must not
-            // inherit it: one that writes to a descriptor number it was
-            // promised (Swift's crash reporter does, when it could not make
-            // its socket pair for lack of descriptors) writes into the index.
-            var dataFile: mdb_filehandle_t = -1
-            if mdb_env_get_fd(env, &dataFile) == 0 { _ = fcntl(dataFile, F_SETFD, FD_CLOEXEC) }
-            var info = MDB_envinfo()
-            _ = mdb_env_info(env, &info)
-            if info.me_mapsize < mapSize {
-                try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
+            if mapFile != nil { flags |= MDB_WRITEMAP }
+            if let mapFile {
+                // Opening maps the file writable, which sets its length to
+                // the map size: under the lock, and never below the length
+                // another process may be writing up to (see MapFile), nor
+                // below the size the last commit recorded.
+                try mapFile.withLengthLocked { (length) throws(LMDBError) in
+                    let page = MappedRegion.pageSize
+                    let size = max(mapFile.recordedMapSize(), (length + page - 1) / page * page)
+                    if size > 0 { try check(mdb_env_set_mapsize(env, size), "mdb_env_set_mapsize", path: path) }
+                    try openAndGrow(env, path: path, flags: flags, options: options, mapSize: mapSize)
+                }
+            } else {
+                // No map size is set before opening, so LMDB adopts the size
+                // recorded in the file, which another process may have grown.
+                try openAndGrow(env, path: path, flags: flags, options: options, mapSize: mapSize)
             }
             if options.clearsStaleReadersOnOpen {
                 var dead: Int32 = 0
                 try check(mdb_reader_check(env, &dead), "mdb_reader_check", path: path)
             }
-            return (env, try openDatabases(env, path: path, declared: declared, readOnly: options.readOnly))
+            return (env, try openDatabases(env, path: path, declared: declared, readOnly: options.readOnly, mapFile: mapFile))
         } catch {
             mdb_env_close(env)
             throw error
         }
     }
 
+    /// `mdb_env_open`, then a map of at least `mapSize`.
+    private static func openAndGrow(_ env: OpaquePointer, path: String, flags: Int32, options: Options, mapSize: Int) throws(LMDBError) {
+        try check(mdb_env_open(env, path, UInt32(flags), mode_t(options.fileMode)), "mdb_env_open", path: path)
+        // LMDB opens data.mdb without O_CLOEXEC. A child process must not
+        // inherit it: one that writes to a descriptor number it was
+        // promised (Swift's crash reporter does, when it could not make
+        // its socket pair for lack of descriptors) writes into the index.
+        var dataFile: mdb_filehandle_t = -1
+        if mdb_env_get_fd(env, &dataFile) == 0 { _ = fcntl(dataFile, F_SETFD, FD_CLOEXEC) }
+        var info = MDB_envinfo()
+        _ = mdb_env_info(env, &info)
+        if info.me_mapsize < mapSize {
+            try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
+        }
+    }
+
     /// Opens the declared databases in a read transaction, or, when some are
     /// missing and the environment is writable, creates them in a write one.
     private static func openDatabases(
-        _ env: OpaquePointer, path: String, declared: [(name: String, flags: DatabaseFlags)], readOnly: Bool
+        _ env: OpaquePointer, path: String, declared: [(name: String, flags: DatabaseFlags)], readOnly: Bool, mapFile: MapFile?
     ) throws(LMDBError) -> [String: Database] {
         for create in [false, true] {
             var txn: OpaquePointer?
             var rc = mdb_txn_begin(env, nil, create ? 0 : UInt32(MDB_RDONLY), &txn)
             if rc == MDB_MAP_RESIZED {
-                try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize", path: path)
+                try MapFile.setMapSize(0, of: mapFile, path: path) { mdb_env_set_mapsize(env, $0) }
                 rc = mdb_txn_begin(env, nil, create ? 0 : UInt32(MDB_RDONLY), &txn)
             }
             try check(rc, "mdb_txn_begin", path: path)
+            if create, let mapFile {
+                do { try mapFile.allocateAhead(of: env, reserving: 0) } catch {
+                    mdb_txn_abort(txn)
+                    throw error
+                }
+            }
             var result: [String: Database] = [:]
             var missing: String?
             for (name, flags) in declared {

@@ -18,6 +18,8 @@ import AssetPacks
 ///                 (one download through AssetDelivery's Downloader)
 ///     watch-status --container C --id ID
 ///                 (statusUpdates until the download ends: how late updates arrive)
+///     grow-map    --dir D --helper PATH   (see MapGrowth)
+///     open-map    --dir D
 ///
 /// Reports are one JSON object on standard output.
 
@@ -82,6 +84,10 @@ do {
         report(try DownloadOnce.run(options))
     case "watch-status":
         report(try WatchStatus.run(options))
+    case "grow-map":
+        report(try MapGrowth.grow(options))
+    case "open-map":
+        report(try MapGrowth.open(options))
     default:
         fail("unknown subcommand '\(args[1])'")
     }

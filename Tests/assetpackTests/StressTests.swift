@@ -55,6 +55,27 @@ import TestSupport
         #expect(verify.status == 0, "\(verify.out)")
     }
 
+    /// With a writable map, opening an index maps it, and mapping sets the
+    /// file's length. One process grows the map for a write (the file grows
+    /// with it; no commit records the new size yet); while that write is
+    /// open, a second process opens the index asking for the old, smaller
+    /// map. The file must not shrink under the writer: it then writes a
+    /// 32 MiB value whose pages lie past the old end, and reads it back
+    /// whole. (Cut back, the writer's pages past the end would be a
+    /// `SIGBUS`, and the helper's exit status the signal.)
+    @Test(.timeLimit(.minutes(1))) func anotherProcessOpeningDoesNotShrinkTheMapUnderAWriter() throws {
+        let s = TemporaryDirectory("assetpack-map-growth")
+        let dir = s.directory("index")
+        let r = try Helper.run(["grow-map", "--dir", dir, "--helper", Helper.binary])
+        #expect(r.status == 0, "grow-map: exit \(r.status): \(r.stderr)")
+        let report = jsonObject(r.out)
+        let before = report["before"] as? Int ?? 0
+        #expect(before >= 64 << 20, "\(report)")
+        #expect(report["after"] as? Int == before, "\(report)")
+        #expect(report["helperStatus"] as? Int == 0, "\(report)")
+        #expect(report["intact"] as? Bool == true, "\(report)")
+    }
+
     /// A process that dies holding a read snapshot leaves its slot in the
     /// reader table; the next process to open the index clears it
     /// (`mdb_reader_check`), so the dead snapshot no longer pins old pages.

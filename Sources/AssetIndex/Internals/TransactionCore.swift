@@ -90,6 +90,9 @@ struct TransactionCore {
     /// Drops this process's view of the map's pages (`MADV_DONTNEED`): the
     /// file's pages stay in the page cache and come back on the next touch.
     /// The transaction pins the map, so no resize can move it meanwhile.
+    /// With a writable map, so do pages a write transaction changed: the
+    /// mapping is shared, so they are the page cache's, which keeps them
+    /// (dirty, until written back); LMDB's pointers to them stay valid.
     ///
     /// LMDB does not say where its map is (`mdb_env_info` gives the address
     /// only of a fixed map), so the mappings of the data file are found in
@@ -97,11 +100,8 @@ struct TransactionCore {
     func releaseResidentPages() {
         guard let env = mdb_txn_env(txn) else { return }
         var fd: Int32 = -1
-        var stat = MDB_stat()
-        var info = MDB_envinfo()
         var file = Glibc.stat()
-        guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &file) == 0, mdb_env_stat(env, &stat) == 0,
-              mdb_env_info(env, &info) == 0,
+        guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &file) == 0,
               let maps = try? FileDescriptor.open("/proc/self/maps").readToEnd() else { return }
         // As glibc's major() and minor() split a dev_t, in the maps file's hex.
         let dev = UInt64(file.st_dev)
@@ -109,7 +109,6 @@ struct TransactionCore {
         let minor = dev & 0xff | (dev >> 12) & ~0xff
         let device = Array((String(major, radix: 16).leftPadded(to: 2) + ":" + String(minor, radix: 16).leftPadded(to: 2)).utf8)
         let inode = Array(String(UInt64(file.st_ino)).utf8)
-        let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
         for line in maps.split(separator: UInt8(ascii: "\n")) {
             // start-end perms offset dev inode path
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
@@ -120,7 +119,7 @@ struct TransactionCore {
                   let end = UInt(String(decoding: range[1], as: UTF8.self), radix: 16), end > start,
                   let base = UnsafeMutableRawPointer(bitPattern: start) else { continue }
             // Only advice: a mapping that refuses it keeps its pages.
-            _ = madvise(base, min(Int(end - start), used), MADV_DONTNEED)
+            _ = madvise(base, Int(end - start), MADV_DONTNEED)
         }
     }
 }
