@@ -214,6 +214,11 @@ extension AssetStore {
         return 2 * (2 * nameBytes + members * perMember)
     }
 
+    /// ``indexGrowth(of:members:nameBytes:)`` for a pack read whole.
+    static func indexGrowth(of id: String, entries: [ArchiveEntry]) -> Int {
+        indexGrowth(of: id, members: entries.count, nameBytes: entries.reduce(0) { $0 + $1.path.utf8.count })
+    }
+
     /// LMDB's bytes per node besides key and value: its header and its
     /// pointer on the page.
     private static let nodeOverhead = 10

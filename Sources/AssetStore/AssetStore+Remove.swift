@@ -23,7 +23,10 @@ extension AssetStore {
         }
         var retiring = try retire(record)
         CrashPoint.hit("remove.retire-linked")
-        try update { (txn) throws(StoreError) in
+        // Deleting copies the pages it changes before the old ones are free:
+        // room for about the pack's own records (names unknown here).
+        let growth = Self.indexGrowth(of: id, members: Int(clamping: record.memberCount), nameBytes: 0)
+        try update(reserving: growth) { (txn) throws(StoreError) in
             guard try Self.packRecord(id, txn: txn, packs: packs) != nil else { throw .notInstalled(id) }
             try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
             CrashPoint.hit("remove.index.written")

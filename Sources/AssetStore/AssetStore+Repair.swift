@@ -278,7 +278,7 @@ extension AssetStore {
         var fixed = record
         fixed.memberCount = UInt64(pack.archive.entries.count)
         fixed.totalSize = pack.totalSize
-        try update { (txn) throws(StoreError) in
+        try update(reserving: Self.indexGrowth(of: fixed.id, entries: pack.archive.entries)) { (txn) throws(StoreError) in
             // The members carry this archive's key already: writeIndex could
             // not tell a stale one from a new one, so all go first.
             try Self.writeIndex(removing: fixed.id, txn: txn, packs: packs, members: members, paths: paths)
@@ -302,7 +302,7 @@ extension AssetStore {
            pack.description == nil || pack.description?.id == id {
             let record = Self.record(of: pack, id: id, archiveKey: key, generation: 1, catalogVersion: nil,
                                      source: container.packsPath + "/" + candidates[0])
-            try update { (txn) throws(StoreError) in
+            try update(reserving: Self.indexGrowth(of: id, entries: pack.archive.entries)) { (txn) throws(StoreError) in
                 // Members left under the damaged record may carry this key.
                 try Self.writeIndex(removing: id, txn: txn, packs: packs, members: members, paths: paths)
                 try Self.writeIndex(of: record, entries: pack.archive.entries, txn: txn,
