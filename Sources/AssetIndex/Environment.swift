@@ -131,15 +131,14 @@ public final class Environment: Sendable {
             if options.readOnly { flags |= MDB_RDONLY }
             if options.noSync { flags |= MDB_NOSYNC }
             if options.noReadAhead { flags |= MDB_NORDAHEAD }
-            if mapFile != nil { flags |= MDB_WRITEMAP }
             if let mapFile {
+                flags |= MDB_WRITEMAP
                 // Opening maps the file writable, which sets its length to
                 // the map size: under the lock, and never below the length
                 // another process may be writing up to (see MapFile), nor
                 // below the size the last commit recorded.
                 try mapFile.withLengthLocked { (length) throws(LMDBError) in
-                    let page = MappedRegion.pageSize
-                    let size = max(mapFile.recordedMapSize(), (length + page - 1) / page * page)
+                    let size = mapFile.mapSize(for: 0, length: length)
                     if size > 0 { try check(mdb_env_set_mapsize(env, size), "mdb_env_set_mapsize", path: path) }
                     try openAndGrow(env, path: path, flags: flags, options: options, mapSize: mapSize)
                 }

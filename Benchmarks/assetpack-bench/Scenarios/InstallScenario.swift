@@ -62,19 +62,12 @@ enum InstallScenario {
             try ArchiveWriter.write(Self.secondVersion(of: members), to: updatePath)
         }
 
-        var peak = 0
-        var updatePeak = 0
-        var anonymousPeak = 0
-        var updateAnonymousPeak = 0
+        var peaks = PeakMemory.Peaks()
+        var updatePeaks = PeakMemory.Peaks()
         let all: [(String, () throws -> Double)] = [
             ("assetpacks", {
                 let manager = try AssetPackManager(container: .init(path: scratch))
-                let before = PeakMemory.reset()
-                let anonymous = AnonymousPeak()
-                let seconds = try timed { try manager.installPack(at: zipPath, id: "bench.install") }
-                peak = max(peak, PeakMemory.peak() - before)
-                anonymousPeak = max(anonymousPeak, anonymous.stop())
-                return seconds
+                return try PeakMemory.measure(into: &peaks) { try manager.installPack(at: zipPath, id: "bench.install") }
             }),
             ("assetpacks-update", {
                 // Version 1 through a manager of its own, closed before the
@@ -83,12 +76,7 @@ enum InstallScenario {
                 // closes, and the update would reuse them unseen.
                 do { try AssetPackManager(container: .init(path: scratch)).installPack(at: zipPath, id: "bench.install") }
                 let manager = try AssetPackManager(container: .init(path: scratch))
-                let before = PeakMemory.reset()
-                let anonymous = AnonymousPeak()
-                let seconds = try timed { try manager.installPack(at: updatePath, id: "bench.install") }
-                updatePeak = max(updatePeak, PeakMemory.peak() - before)
-                updateAnonymousPeak = max(updateAnonymousPeak, anonymous.stop())
-                return seconds
+                return try PeakMemory.measure(into: &updatePeaks) { try manager.installPack(at: updatePath, id: "bench.install") }
             }),
             ("files", {
                 try timed {
@@ -124,16 +112,16 @@ enum InstallScenario {
         let measured = Passes.measurements(names: contenders.map(\.0), seconds: seconds, units: n, bytes: total)
         var notes = ["AssetPacks installs from the pack file and checks every CRC-32 and the SHA-256, with syncs; "
                      + "the peers write bytes already in memory and check nothing (files: no sync)."]
-        if peak > 0 {
-            notes.append("Peak resident set an assetpacks install added (VmHWM over VmRSS before it): \(Format.fixed(Double(peak) / 1024, decimals: 1)) MiB; "
-                         + "of it anonymous memory (RssAnon, sampled every 5 ms): \(Format.fixed(Double(anonymousPeak) / 1024, decimals: 1)) MiB. "
+        if peaks.resident > 0 {
+            notes.append("Peak resident set an assetpacks install added (VmHWM over VmRSS before it): \(Format.fixed(Double(peaks.resident) / 1024, decimals: 1)) MiB; "
+                         + "of it anonymous memory (RssAnon, sampled every 5 ms): \(Format.fixed(Double(peaks.anonymous) / 1024, decimals: 1)) MiB. "
                          + "The rest is mapped file pages: the index's, written through its map, page cache the kernel may write back and reclaim.")
         }
-        if updatePeak > 0 {
+        if updatePeaks.resident > 0 {
             notes.append("assetpacks-update replaces the installed pack (put in before the clock) with its second version, "
                          + "1 % of members changed, 1 % dropped and 1 % added; ops/s are the pack's members a second. "
-                         + "Peak resident set it added: \(Format.fixed(Double(updatePeak) / 1024, decimals: 1)) MiB, "
-                         + "of it anonymous: \(Format.fixed(Double(updateAnonymousPeak) / 1024, decimals: 1)) MiB.")
+                         + "Peak resident set it added: \(Format.fixed(Double(updatePeaks.resident) / 1024, decimals: 1)) MiB, "
+                         + "of it anonymous: \(Format.fixed(Double(updatePeaks.anonymous) / 1024, decimals: 1)) MiB.")
         }
         return ScenarioResult(
             name: name,
@@ -178,6 +166,24 @@ enum PeakMemory {
 
     /// The anonymous part of the resident set (`RssAnon`) in KiB.
     static func anonymous() -> Int { field("RssAnon:") }
+
+    /// The most a measured run added, in KiB, over the rounds so far.
+    struct Peaks {
+        /// To the resident set (`VmHWM` over `VmRSS` before it).
+        var resident = 0
+        /// To anonymous memory (``AnonymousPeak``).
+        var anonymous = 0
+    }
+
+    /// Runs `body` timed, from a reset peak, and raises `peaks` to what it added.
+    static func measure(into peaks: inout Peaks, _ body: () throws -> Void) throws -> Double {
+        let before = reset()
+        let anonymous = AnonymousPeak()
+        let seconds = try timed(body)
+        peaks.resident = max(peaks.resident, peak() - before)
+        peaks.anonymous = max(peaks.anonymous, anonymous.stop())
+        return seconds
+    }
 
     private static func field(_ name: String) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),

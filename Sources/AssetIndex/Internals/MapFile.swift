@@ -128,18 +128,24 @@ final class MapFile: Sendable {
     static func setMapSize(_ size: Int, of file: MapFile?, path: String, _ apply: (Int) -> Int32) throws(LMDBError) {
         guard let file else { return try check(apply(size), "mdb_env_set_mapsize \(size)", path: path) }
         try file.withLengthLocked { (length) throws(LMDBError) in
-            let page = MappedRegion.pageSize
-            // A process without a writable map records a map size in the
-            // meta page without setting the file's length to it.
-            let size = max(size == 0 ? file.recordedMapSize() : size, (length + page - 1) / page * page)
+            let size = file.mapSize(for: size, length: length)
             try check(apply(size), "mdb_env_set_mapsize \(size)", path: path)
         }
+    }
+
+    /// The size to map the file at, the length lock held and the file
+    /// `length` bytes long: `requested`, or when it is 0 the size the last
+    /// commit recorded (a process without a writable map records one without
+    /// setting the file's length to it), and never below `length`.
+    func mapSize(for requested: Int, length: Int) -> Int {
+        let page = MappedRegion.pageSize
+        return max(requested == 0 ? recordedMapSize() : requested, (length + page - 1) / page * page)
     }
 
     /// The map size the last commit recorded: `mm_mapsize` of the meta page
     /// with the larger transaction ID (offsets as in ``MetaPages``, whose
     /// `mm_mapsize` is 16 bytes into `MDB_meta`); 0 when they cannot be read.
-    func recordedMapSize() -> Int {
+    private func recordedMapSize() -> Int {
         let page = MappedRegion.pageSize
         guard let bytes = try? descriptor.read(count: 2 * page, at: 0), bytes.count == 2 * page else { return 0 }
         var best: (txnid: Int, mapSize: Int) = (-1, 0)
