@@ -67,6 +67,19 @@ public final class CatalogFetcher {
         return plain[...slash] + url
     }
 
+    /// The URL of the catalog's signature: `.sig` appended to the path of
+    /// the catalog's URL, its query kept after it
+    /// (`…/catalog.json?t=1` → `…/catalog.json.sig?t=1`); a fragment,
+    /// which is never sent, is dropped.
+    public var signatureURL: String { Self.signatureURL(of: catalogURL) }
+
+    /// ``signatureURL`` of the catalog at `url`.
+    public static func signatureURL(of url: String) -> String {
+        let withoutFragment = url.prefix { $0 != "#" }
+        let path = withoutFragment.prefix { $0 != "?" }
+        return path + ".sig" + withoutFragment.dropFirst(path.count)
+    }
+
     /// Fetches the catalog, revalidating the cached copy.
     ///
     /// - Throws: the verifier's errors for a catalog it refuses (the cache
@@ -93,11 +106,11 @@ public final class CatalogFetcher {
         }
         var signature: [UInt8]?
         do {
-            signature = try get(catalogURL + ".sig", ifNoneMatch: nil).bytes
+            signature = try get(signatureURL, ifNoneMatch: nil).bytes
         } catch let failure where failure.kind == .httpStatus && failure.status == 404 {
             signature = nil
         } catch {
-            throw .catalogUnavailable(url: catalogURL + ".sig", problem: error.problem, detail: error.message)
+            throw .catalogUnavailable(url: signatureURL, problem: error.problem, detail: error.message)
         }
         let catalog = try verifier.accept(catalog: fetched.bytes, signature: signature, source: catalogURL, now: now)
         try store(fetched.bytes, signature: signature, etag: fetched.etag)

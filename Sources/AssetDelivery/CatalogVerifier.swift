@@ -42,7 +42,7 @@ public struct CatalogVerifier: Sendable {
     public func accept(catalog bytes: [UInt8], signature: [UInt8]?, source: String, now: CatalogTime) throws(DeliveryError) -> Catalog {
         if let publicKey {
             guard let signature else { throw .catalogUnsigned(path: source) }
-            let parsed = try CatalogSignature.parse(signature, path: source + ".sig")
+            let parsed = try CatalogSignature.parse(signature, path: CatalogFetcher.signatureURL(of: source))
             try parsed.check(bytes, by: publicKey, path: source)
         }
         let catalog = try Catalog.parse(bytes, path: source)

@@ -125,7 +125,9 @@ public struct AssetMember: Sendable, Hashable {
 
     /// `path` made safe to print on a terminal or in a log: control
     /// characters escaped (C0 and DEL as `\xNN`, so ESC is `\x1b`; C1 as
-    /// `\u{NN}`), so a name cannot move the cursor or retitle the window.
+    /// `\u{NN}`), and the bidirectional formatting characters and line and
+    /// paragraph separators as `\u{NNNN}` (`\u{202e}`), so a name cannot
+    /// move the cursor, retitle the window or show its letters reordered.
     /// Member paths cannot hold a backslash, so an escape is never confused
     /// with the name's own characters. JSON needs no such help.
     public static func printable(_ path: String) -> String {
