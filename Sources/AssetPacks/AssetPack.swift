@@ -49,6 +49,8 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
     /// The catalog's version, or the local generation number.
     public let version: String
     public let downloadPolicy: DownloadPolicy
+    /// The platforms the pack is for; empty means every platform, as in
+    /// Apple's manifests (``supports(_:)``).
     public let platforms: [Platform]
     /// Size of the archive on disk, in bytes.
     public let archiveSize: UInt64
@@ -82,6 +84,14 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
         public static let downloading = Status(rawValue: 1 << 5)
         /// It is installed.
         public static let downloaded = Status(rawValue: 1 << 6)
+    }
+
+    /// Whether the pack is for `platform`: its ``platforms`` name it, or
+    /// are empty — an empty list means every platform, as in Apple's
+    /// manifests. Installation events and updates download only packs
+    /// for `linux`.
+    public func supports(_ platform: Platform) -> Bool {
+        platform.engine.isIncluded(in: platforms.map(\.engine))
     }
 
     init(_ record: PackRecord) {
