@@ -92,7 +92,7 @@ let package = Package(
         // (and replays files otherwise), and the test that replays every
         // seed and regression input in the default suite.
         .target(name: "CFuzzerDriver", path: "Fuzz/Sources/CFuzzerDriver"),
-        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks", "AssetServer"],
+        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks", "AssetServer", "AssetSystem"],
                 path: "Fuzz/Sources/FuzzTargets"),
         .executableTarget(name: "assetpack-fuzz", dependencies: ["FuzzTargets", "CFuzzerDriver"],
                           path: "Fuzz/Sources/assetpack-fuzz"),

@@ -11,7 +11,7 @@ import AssetSystem
 /// url               the catalog's URL, for people
 /// catalog.json      the accepted bytes
 /// catalog.json.sig  their signature, when there was one
-/// etag              the server's ETag for catalog.json
+/// etag              the server's ETag for catalog.json (an entity-tag only)
 /// ```
 ///
 /// A fetch sends the cached ETag as `If-None-Match`; a `304` answers from
@@ -152,8 +152,9 @@ public final class CatalogFetcher {
 
     private func cachedFiles() -> CachedFiles? {
         guard let catalog = try? read("catalog.json") else { return nil }
-        let etag = (try? read("etag")).map { String(decoding: $0, as: UTF8.self) }
-        return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag?.isEmpty == false ? etag : nil)
+        // Only an entity-tag goes back to the server (one an older version stored may be anything).
+        let etag = (try? read("etag")).map { String(decoding: $0, as: UTF8.self) }.flatMap { HTTPValidator.isEntityTag($0) ? $0 : nil }
+        return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag)
     }
 
     private func read(_ name: String) throws(Errno) -> [UInt8] {

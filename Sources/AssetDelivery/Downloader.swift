@@ -230,7 +230,10 @@ public final class Downloader {
         var started = false
         var stop: Attempt?
         do {
-            try client.get(request.url, rangeStart: start, ifRange: start > 0 ? partial.etag : nil) { head, bytes in
+            // Only a strong validator goes into If-Range (RFC 9110 §13.1.5);
+            // without one the range is asked for alone.
+            let ifRange = start > 0 ? partial.etag.flatMap { HTTPValidator.isRangeValidator($0) ? $0 : nil } : nil
+            try client.get(request.url, rangeStart: start, ifRange: ifRange) { head, bytes in
                 do {
                     if !started {
                         started = true
@@ -244,7 +247,8 @@ public final class Downloader {
                             // The whole file again (Range ignored, or If-Range failed).
                             try partial.restart()
                         }
-                        if head.etag != partial.etag { try partial.record(etag: head.etag) }
+                        let validator = head.rangeValidator
+                        if validator != partial.etag { try partial.record(etag: validator) }
                     }
                     guard partial.length + UInt64(bytes.count) <= request.size else {
                         stop = .failed(failure(request, .sizeMismatch(expected: request.size, received: partial.length + UInt64(bytes.count))))

@@ -40,12 +40,24 @@ public final class HTTPClient {
     /// The head of a response: its status and the headers a download needs.
     public struct Head: Sendable, Equatable {
         public var status: Int
+        /// The `ETag`, when it is an entity-tag (``HTTPValidator/isEntityTag(_:)``);
+        /// one that is not (a control character, no quotes) is left out.
         public var etag: String?
+        /// `Last-Modified` and `Date`, as sent, when they are HTTP-dates.
+        public var lastModified: String? = nil
+        public var date: String? = nil
         /// The first byte of a `206`'s `Content-Range: bytes FIRST-LAST/TOTAL`.
         public var rangeStart: UInt64?
         /// Its last byte and its total (`nil` for `*` or when absent).
         public var rangeEnd: UInt64? = nil
         public var rangeTotal: UInt64? = nil
+
+        /// What a resume of this response may send in `If-Range`
+        /// (``HTTPValidator/rangeValidator(etag:lastModified:date:)``): the
+        /// ETag when strong, else a strong `Last-Modified`, else `nil`.
+        public var rangeValidator: String? {
+            HTTPValidator.rangeValidator(etag: etag, lastModified: lastModified, date: date)
+        }
 
         /// Whether this is a `206` for exactly the bytes `first...last` of a
         /// representation of `total` bytes (`Content-Range: bytes FIRST-LAST/TOTAL`).
@@ -114,7 +126,8 @@ public final class HTTPClient {
     ///   - rangeEnd: with it, sends the closed range `Range: bytes=N-END`
     ///     instead (also from 0); the caller checks the `206`'s
     ///     `Content-Range` (``Head/isPartial(first:last:total:)``).
-    ///   - ifRange: sends `If-Range` with this validator (with a range only).
+    ///   - ifRange: sends `If-Range` with this validator (with a range
+    ///     only); the caller passes a strong one (``HTTPValidator``).
     ///   - ifNoneMatch: sends `If-None-Match` with this validator; a `304`
     ///     then returns with no body.
     /// - Returns: the final response's head (a `2xx` or `304`).
@@ -246,7 +259,9 @@ private final class Transfer {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingSpaces
         switch name {
-        case "etag": head.etag = value.isEmpty ? nil : value
+        case "etag": head.etag = HTTPValidator.isEntityTag(value) ? value : nil
+        case "last-modified": head.lastModified = HTTPDate.parse(value) != nil ? value : nil
+        case "date": head.date = HTTPDate.parse(value) != nil ? value : nil
         case "content-range":
             // bytes FIRST-LAST/TOTAL
             guard value.lowercased().hasPrefix("bytes ") else { return }

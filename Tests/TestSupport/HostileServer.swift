@@ -27,15 +27,19 @@ package final class HostileServer: @unchecked Sendable {
         package var currentValidators: [String]?
         /// Send the body a byte at a time, this many seconds apart (`nil`: at once).
         package var secondsPerByte: Double?
+        /// Send only this many bytes of a whole-body answer (not of a `206`),
+        /// then close the connection: a transfer cut short.
+        package var cutAfter: Int?
 
         package init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8], honorsRange: Bool = false,
-                     currentValidators: [String]? = nil, secondsPerByte: Double? = nil) {
+                     currentValidators: [String]? = nil, secondsPerByte: Double? = nil, cutAfter: Int? = nil) {
             self.status = status
             self.headers = headers
             self.body = body
             self.honorsRange = honorsRange
             self.currentValidators = currentValidators
             self.secondsPerByte = secondsPerByte
+            self.cutAfter = cutAfter
         }
     }
 
@@ -73,6 +77,7 @@ package final class HostileServer: @unchecked Sendable {
             ]
             if let validators = route.currentValidators { entry["validators"] = validators }
             if let delay = route.secondsPerByte { entry["delay"] = delay }
+            if let cut = route.cutAfter { entry["cut"] = cut }
             configuration[path] = entry
         }
         let configurationPath = directory.file("routes.json")
@@ -159,6 +164,10 @@ package final class HostileServer: @unchecked Sendable {
                 try:
                     self.wfile.write(head.encode("latin-1"))
                     delay = route.get("delay")
+                    if status != 206 and route.get("cut") is not None:
+                        self.wfile.write(body[:route["cut"]])
+                        self.wfile.flush()
+                        return False
                     if delay is None:
                         self.wfile.write(body)
                     else:
