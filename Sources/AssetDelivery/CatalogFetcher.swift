@@ -41,7 +41,8 @@ public final class CatalogFetcher {
     /// The largest catalog or signature read, in bytes.
     public static let maximumSize = 16 << 20
 
-    /// - Throws: `.catalogUnavailable` (`.transport`) when libcurl cannot start.
+    /// - Throws: `.caFileRefused` when the CA file cannot be used;
+    ///   `.catalogUnavailable` (`.transport`) when libcurl cannot start.
     public init(catalogURL: String, publicKey: PublicKey?, container: GroupContainer,
                 options: Downloader.Options = Downloader.Options()) throws(DeliveryError) {
         self.catalogURL = catalogURL
@@ -50,7 +51,7 @@ public final class CatalogFetcher {
         let digest = SHA256.hex(Array(catalogURL.utf8).withUnsafeBytes { SHA256.hash($0) })
         self.cacheDirectory = container.path + "/catalog/" + String(digest.prefix(16))
         do { client = try HTTPClient(configuration: options.http) } catch {
-            throw .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
+            throw error.caFileRefusal(options.http) ?? .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
         }
     }
 
@@ -87,6 +88,7 @@ public final class CatalogFetcher {
     ///   and nothing is cached (`.retriesExhausted`), or answers with an
     ///   error status (`.notFound`, `.refused`); `.system`.
     public func fetch(now: CatalogTime) throws(DeliveryError) -> (catalog: Catalog, origin: Origin) {
+        client.deadline = options.maximumTime.map { HTTPClient.Deadline(seconds: $0) }
         let cached = cachedFiles()
         let fetched: (status: Int, etag: String?, bytes: [UInt8])
         do {
@@ -182,10 +184,17 @@ public final class CatalogFetcher {
 extension HTTPClient.Failure {
     /// What a failure that retrying does not mend means for a download.
     var problem: DeliveryError.DownloadProblem {
+        if let deadline, kind == .tooSlow || kind == .deadlineExceeded { return .timedOut(deadline) }
         switch (kind, status) {
         case (.httpStatus, let status?) where status == 404 || status == 410: return .notFound(status: status)
         case (.httpStatus, let status?) where !isTransient: return .refused(status: status)
         default: return .transport
         }
+    }
+
+    /// The refusal of the CA file of `configuration`, when that is what
+    /// this failure (of making a client) is.
+    func caFileRefusal(_ configuration: HTTPClient.Configuration) -> DeliveryError? {
+        caFileProblem.map { .caFileRefused(path: configuration.caFile ?? "", problem: $0) }
     }
 }

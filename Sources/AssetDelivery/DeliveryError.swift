@@ -43,6 +43,9 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// file. `pack` is the pack it concerns, when known; a client falls back
     /// to the full download.
     case badPieceMap(url: String, pack: String?, problem: PieceMapProblem, detail: String)
+    /// The CA file given (`path`) cannot be used: not a regular file, too
+    /// large, or unreadable. Nothing was fetched.
+    case caFileRefused(path: String, problem: CAFileProblem)
     /// An error of the storage engine (pack validation, locks).
     case store(StoreError)
     /// A system call failed.
@@ -120,6 +123,45 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case transport
         /// Cancelled by a request (``DownloadControl``); the partial file is gone.
         case cancelled
+        /// A deadline ran out: the transfer was slower than the minimum
+        /// speed for its time, or the download outlasted its total
+        /// deadline. Not retried; the partial file stays for a later resume.
+        case timedOut(Deadline)
+    }
+
+    /// A deadline of a transfer.
+    public enum Deadline: Sendable, Equatable {
+        /// Less than `bytesPerSecond` bytes a second for `seconds` seconds
+        /// (libcurl's low-speed limit).
+        case minimumSpeed(bytesPerSecond: Int, seconds: Int)
+        /// The whole download (or catalog fetch), all its requests and
+        /// retries, took longer than `seconds`.
+        case total(seconds: Double)
+
+        /// What ran out, for messages.
+        public var summary: String {
+            switch self {
+            case .minimumSpeed(let rate, let seconds):
+                return "timed out: less than \(rate) bytes a second for \(seconds) s (the minimum-speed deadline)"
+            case .total(let seconds):
+                return "timed out: still running after \(Self.seconds(seconds)) (the total deadline)"
+            }
+        }
+
+        /// `90 s`, `1.5 s`.
+        static func seconds(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? "\(Int64(value)) s" : "\(value) s"
+        }
+    }
+
+    /// What is wrong with a CA file.
+    public enum CAFileProblem: Sendable, Equatable {
+        /// It is not a regular file: `type` says what it is (`a FIFO`).
+        case notRegularFile(type: String)
+        /// It is longer than the largest CA file read.
+        case tooLarge(size: UInt64, maximum: UInt64)
+        /// It cannot be opened or read.
+        case unreadable(Errno)
     }
 
     /// What is wrong with a piece map.
@@ -210,6 +252,12 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "catalog \(url) is unavailable: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
         case .badPieceMap(let url, let pack, _, let detail):
             return "\(url): unusable piece map" + (pack.map { " of '\($0)'" } ?? "") + ": " + detail
+        case .caFileRefused(let path, .notRegularFile(let type)):
+            return "CA file \(path) is \(type), not a regular file: refused"
+        case .caFileRefused(let path, .tooLarge(let size, let maximum)):
+            return "CA file \(path) is \(size) bytes, more than the \(maximum) read: refused"
+        case .caFileRefused(let path, .unreadable(let error)):
+            return "CA file \(path) cannot be read" + (error.operation.isEmpty ? "" : " (\(error.operation))") + ": \(error.message)"
         case .store(let e):
             return e.description
         case .system(let e):
@@ -230,6 +278,7 @@ extension DeliveryError.DownloadProblem {
         case .retriesExhausted(let attempts): return "gave up after \(attempts) attempts"
         case .transport: return "the transfer failed"
         case .cancelled: return "cancelled"
+        case .timedOut(let deadline): return deadline.summary
         }
     }
 }

@@ -161,6 +161,8 @@ struct DeltaDownload {
     /// other status ends the delta.
     func step(for error: HTTPClient.Failure, what: String) -> Step {
         if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
+        // A deadline ends the download, not only the delta: its file stays for a resume.
+        if case .timedOut = error.problem { return .stop(.fatal(downloader.failure(request, error.problem))) }
         let why = error.status.map { "HTTP \($0)" } ?? error.message
         return .stop(.fallback("delta: the \(what) could not be fetched (\(why)); full download"))
     }
@@ -202,8 +204,9 @@ struct DeltaDownload {
     }
 
     func makeClient() throws(Stop) -> HTTPClient {
-        do { return try HTTPClient(configuration: options.http) } catch {
-            throw .fatal(.downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: error.message))
+        do { return try downloader.makeClient() } catch {
+            throw .fatal(error.caFileRefusal(options.http)
+                         ?? .downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: error.message))
         }
     }
 

@@ -80,6 +80,12 @@ public final class Downloader {
         /// Range requests a delta download runs at once (through the one
         /// multi handle, each on a connection of its own); 1 to 64.
         public var maximumRangeRequests = 4
+        /// The total deadline, in seconds, of one pack's download — every
+        /// request (piece map, glue, ranges, the file) and retry and the
+        /// backoff between them — or of one catalog fetch; `nil`: none.
+        /// Default 6 hours. A download past it ends as
+        /// `.timedOut(.total)`, its partial file kept for a later resume.
+        public var maximumTime: Double? = 6 * 3600
 
         public init() {}
 
@@ -93,14 +99,26 @@ public final class Downloader {
     public let store: AssetStore
     public let options: Options
     private let client: HTTPClient
+    /// The total deadline of the download under way (``Options/maximumTime``
+    /// from its start), which every client it makes shares.
+    private(set) var deadline: HTTPClient.Deadline?
 
-    /// - Throws: `.downloadFailed` (`.transport`) when libcurl cannot start.
+    /// - Throws: `.caFileRefused` when the CA file cannot be used;
+    ///   `.downloadFailed` (`.transport`) when libcurl cannot start.
     public init(store: AssetStore, options: Options = Options()) throws(DeliveryError) {
         self.store = store
         self.options = options
         do { client = try HTTPClient(configuration: options.http) } catch {
-            throw .downloadFailed(url: "", pack: "", problem: .transport, detail: error.message)
+            throw error.caFileRefusal(options.http) ?? .downloadFailed(url: "", pack: "", problem: .transport, detail: error.message)
         }
+    }
+
+    /// A client of this downloader's configuration, with the deadline of
+    /// the download under way (a delta's piece map, glue and ranges).
+    func makeClient() throws(HTTPClient.Failure) -> HTTPClient {
+        let made = try HTTPClient(configuration: options.http)
+        made.deadline = deadline
+        return made
     }
 
     /// Downloads `request` and installs it.
@@ -109,8 +127,8 @@ public final class Downloader {
     ///   they arrive (on this thread).
     /// - Throws: `.downloadFailed` with `.notFound` (404, 410), `.refused`
     ///   (another non-transient status), `.sizeMismatch`, `.checksumMismatch`
-    ///   (the partial file is discarded in these cases), `.retriesExhausted`
-    ///   or `.transport` (the partial file stays for a later resume);
+    ///   (the partial file is discarded in these cases), `.retriesExhausted`,
+    ///   `.timedOut` or `.transport` (the partial file stays for a later resume);
     ///   `.store` when the verified file does not install; `.system`.
     @discardableResult
     public func download(_ request: DownloadRequest, progress: ((UInt64, UInt64) -> Void)? = nil) throws(DeliveryError) -> InstallOutcome {
@@ -131,6 +149,8 @@ public final class Downloader {
     /// told why (``DownloadMonitor/going(_:note:)``).
     @discardableResult
     public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
+        deadline = options.maximumTime.map { HTTPClient.Deadline(seconds: $0) }
+        client.deadline = deadline
         var note: String?
         if request.pieces != nil {
             switch try DeltaDownload(downloader: self, request: request, monitor: monitor).run() {
@@ -280,6 +300,7 @@ public final class Downloader {
             }
             if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
             let problem = error.problem
+            if case .timedOut = problem { return .failed(failure(request, problem), keepsPartial: true) }
             return .failed(failure(request, problem, problem == .transport ? error.message : ""), keepsPartial: problem == .transport)
         }
     }

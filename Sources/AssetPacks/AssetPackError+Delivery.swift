@@ -56,10 +56,21 @@ extension AssetPackError {
             case .retriesExhausted: code = .downloadRetriesExhausted
             case .transport: code = .downloadFailed
             case .cancelled: code = .downloadCancelled
+            case .timedOut(let deadline):
+                code = .downloadTimedOut
+                reason = Reason(deadline)
             }
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
+        case .catalogUnavailable(let url, .timedOut(let deadline), _):
+            self.init(.downloadTimedOut, reason: Reason(deadline), path: url, message: message)
         case .catalogUnavailable(let url, _, _):
             self.init(.catalogUnavailable, path: url, message: message)
+        case .caFileRefused(let path, let problem):
+            switch problem {
+            case .notRegularFile: self.init(.invalidCAFile, reason: .caFileNotRegular, path: path, message: message)
+            case .tooLarge: self.init(.invalidCAFile, reason: .caFileTooLarge, path: path, message: message)
+            case .unreadable(let e): self.init(.invalidCAFile, path: path, systemError: e.rawValue, message: message)
+            }
         case .badPieceMap(let url, let pack, let problem, _):
             self.init(.invalidPieceMap, reason: Reason(problem), pack: pack, path: url, message: message)
         case .store(let e):
@@ -106,6 +117,13 @@ extension AssetPackError.Reason {
         case .tooManyMembers: self = .pieceMapTooManyMembers
         case .tooLarge: self = .pieceMapTooLarge
         case .referenceMismatch: self = .pieceMapReferenceMismatch
+        }
+    }
+
+    init(_ deadline: DeliveryError.Deadline) {
+        switch deadline {
+        case .minimumSpeed: self = .belowMinimumSpeed
+        case .total: self = .totalDeadline
         }
     }
 

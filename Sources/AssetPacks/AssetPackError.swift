@@ -136,6 +136,15 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pause, resume or cancel named a pack that no download is
         /// running for (``pack``).
         case noDownloadInProgress = 56
+        /// A pack download (``path`` is the URL) or a catalog fetch ran out
+        /// of time (``reason``: less than the minimum speed for its time,
+        /// or past the total deadline). Not retried; a download's partial
+        /// file stays for a later resume.
+        case downloadTimedOut = 57
+        /// The CA file (``path``) cannot be used: not a regular file
+        /// (``reason``), too large, or unreadable (``systemError``).
+        /// Refused before anything is fetched.
+        case invalidCAFile = 58
         /// A pack's piece map (``path`` is its URL) is unusable: it does
         /// not parse, contradicts itself or does not describe the catalog
         /// entry's file (``reason`` says how). Updates fall back to the full
@@ -348,6 +357,18 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case pieceMapTooLarge = 864
         /// The bytes fetched are not the size or SHA-256 their reference gives.
         case pieceMapReferenceMismatch = 865
+
+        // downloadTimedOut
+        /// Less than the minimum speed arrived for its time.
+        case belowMinimumSpeed = 870
+        /// The download or fetch outlasted its total deadline.
+        case totalDeadline = 871
+
+        // invalidCAFile
+        /// The CA file is not a regular file (a FIFO, a directory, a device).
+        case caFileNotRegular = 875
+        /// The CA file is larger than the most read.
+        case caFileTooLarge = 876
     }
 
     /// What went wrong.

@@ -27,6 +27,9 @@ extension AssetPackManager {
         /// piece map, with members to copy from installed packs) runs at
         /// once; 1 to 64.
         public var maximumRangeRequests = 4
+        /// The minimum speed and the total deadline of each download and
+        /// catalog fetch (``Deadlines``).
+        public var deadlines = Deadlines()
 
         public init(url: String, publicKey: AssetPackPublicKey? = nil, caFile: String? = nil) {
             self.url = url
@@ -81,7 +84,8 @@ extension AssetPackManager {
     /// - Throws: `.assetPackNotFound` when the catalog does not list it,
     ///   `.downloadNotFound`, `.downloadRefused`, `.downloadSizeMismatch`,
     ///   `.downloadChecksumMismatch`, `.downloadRetriesExhausted`,
-    ///   `.downloadFailed`, the catalog's errors, and the install's. In
+    ///   `.downloadTimedOut` (``CatalogSource/deadlines``), `.downloadFailed`,
+    ///   `.invalidCAFile`, the catalog's errors, and the install's. In
     ///   every case the version installed before stays readable.
     public func ensureLocalAvailability(
         of pack: AssetPack, progress: (@Sendable (AssetPackProgress) -> Void)? = nil
@@ -265,6 +269,7 @@ extension AssetPackManager {
         options.initialBackoff = source.initialBackoff
         options.http.stallTimeout = source.stallTimeout
         options.maximumRangeRequests = min(64, max(1, source.maximumRangeRequests))
+        options = source.deadlines.applied(to: options)
         let container = store.container
         return try delivery { () throws(DeliveryError) in
             let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, container: container, options: options)

@@ -87,6 +87,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .downloadTimedOut, .invalidCAFile,
              .invalidPieceMap:
             return nil
         }
@@ -223,6 +224,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .downloadTimedOut, .invalidCAFile,
              .invalidPieceMap:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {

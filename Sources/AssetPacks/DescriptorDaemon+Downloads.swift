@@ -62,11 +62,14 @@ extension DescriptorDaemon {
         private let state = Mutex(State())
         private let container: AssetPackManager.Container
         private let limit: Int
+        private let deadlines: AssetPackManager.Deadlines
         private let log: (@Sendable (String) -> Void)?
 
-        init(container: AssetPackManager.Container, maximumDownloads: Int, log: (@Sendable (String) -> Void)?) {
+        init(container: AssetPackManager.Container, maximumDownloads: Int, deadlines: AssetPackManager.Deadlines,
+             log: (@Sendable (String) -> Void)?) {
             self.container = container
             self.limit = max(1, maximumDownloads)
+            self.deadlines = deadlines
             self.log = log
         }
 
@@ -74,7 +77,7 @@ extension DescriptorDaemon {
         /// download has ended; without, once it is queued.
         func answer(_ request: DaemonDownloadRequest, uid: UInt32) -> [UInt8] {
             let key: Key
-            do { key = try Self.key(of: request) } catch { return DaemonReply.downloadFailure(for: error) }
+            do { key = try Self.key(of: request, deadlines: deadlines) } catch { return DaemonReply.downloadFailure(for: error) }
             guard let job = submit(key, discretionary: request.discretionary, uid: uid) else {
                 return DaemonReply.failure(.daemonBusy, message: "\(Self.maximumJobs) downloads are queued or running; try again")
             }
@@ -90,7 +93,7 @@ extension DescriptorDaemon {
         /// - Throws: `.invalidPackID` (with its reason), `.unsupportedURL`
         ///   for a catalog URL that is not `http://` or `https://`,
         ///   `.invalidKey` (`.malformedPublicKey`) for key text that is not a key.
-        static func key(of request: DaemonDownloadRequest) throws(AssetPackError) -> Key {
+        static func key(of request: DaemonDownloadRequest, deadlines: AssetPackManager.Deadlines) throws(AssetPackError) -> Key {
             try engine { () throws(StoreError) in try PackID.validate(request.pack) }
             let scheme = request.catalogURL.prefix(8).lowercased()
             guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
@@ -98,8 +101,9 @@ extension DescriptorDaemon {
                                      message: "cannot download '\(request.pack)' from \(request.catalogURL): the catalog URL must be http:// or https://")
             }
             let key = try request.publicKey.map { (text) throws(AssetPackError) in try AssetPackPublicKey(text) }
-            return Key(pack: request.pack, source: AssetPackManager.CatalogSource(url: request.catalogURL, publicKey: key,
-                                                                                  caFile: request.caFile))
+            var source = AssetPackManager.CatalogSource(url: request.catalogURL, publicKey: key, caFile: request.caFile)
+            source.deadlines = deadlines
+            return Key(pack: request.pack, source: source)
         }
 
         /// The job for `key`: the one in flight, or a new one in the queue;

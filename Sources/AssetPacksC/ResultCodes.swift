@@ -60,6 +60,8 @@ enum ResultCodes {
         .catalogUnavailable: "catalog unavailable",
         .downloadCancelled: "download cancelled",
         .noDownloadInProgress: "no download in progress",
+        .downloadTimedOut: "download timed out",
+        .invalidCAFile: "invalid CA file",
         .invalidPieceMap: "invalid piece map",
         .peerNotAllowed: "peer not allowed",
         .malformedRequest: "malformed request",

@@ -190,6 +190,10 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EDLCANCELLED (-55)
 /** No download is running for the pack named. */
 #define AP_ENODOWNLOAD (-56)
+/** A pack download or catalog fetch ran out of time (minimum speed or total deadline). */
+#define AP_EDLTIMEDOUT (-57)
+/** The CA file cannot be used (not a regular file, too large, unreadable). */
+#define AP_ECAFILE (-58)
 /** A pack's piece map is unusable (updates then download the whole pack). */
 #define AP_EPIECEMAP (-60)
 /** The daemon refused this process. */
