@@ -34,6 +34,14 @@ extension Catalog {
         }
         let published = try reader.time(object, "published", required: true)!
         let expires = try reader.time(object, "expires", required: false)
+        var channel: String?
+        if object["channel"] != nil {
+            let name = try reader.string(object, "channel")
+            if let problem = channelProblem(name) {
+                throw reader.bad("channel", .badChannel, "'\(MemberPath.escapingControlCharacters(name))': \(problem)")
+            }
+            channel = name
+        }
         guard let list = try reader.require(object, "packs").arrayValue else {
             throw reader.bad("packs", .wrongType, "must be an array")
         }
@@ -47,7 +55,7 @@ extension Catalog {
             }
             packs.append(entry)
         }
-        return Catalog(sequence: sequence, published: published, expires: expires, packs: packs)
+        return Catalog(sequence: sequence, published: published, expires: expires, packs: packs, channel: channel)
     }
 }
 

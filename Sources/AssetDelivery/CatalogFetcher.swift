@@ -3,7 +3,8 @@ import AssetStore
 import AssetSystem
 
 /// Fetches a catalog (`catalog.json` and `catalog.json.sig` beside it) over
-/// HTTP, checks it with ``CatalogVerifier``, and caches what it accepted in
+/// HTTP, checks it with ``CatalogVerifier`` (for the channel asked for),
+/// and caches what it accepted in
 /// the container, `<container>/catalog/<first 16 hex digits of the URL's
 /// SHA-256>/`:
 ///
@@ -43,10 +44,10 @@ public final class CatalogFetcher {
 
     /// - Throws: `.caFileRefused` when the CA file cannot be used;
     ///   `.catalogUnavailable` (`.transport`) when libcurl cannot start.
-    public init(catalogURL: String, publicKey: PublicKey?, container: GroupContainer,
+    public init(catalogURL: String, publicKey: PublicKey?, channel: String = Catalog.defaultChannel, container: GroupContainer,
                 options: Downloader.Options = Downloader.Options()) throws(DeliveryError) {
         self.catalogURL = catalogURL
-        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: container.trustPath)
+        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: container.trustPath, channel: channel)
         self.options = options
         let digest = SHA256.hex(Array(catalogURL.utf8).withUnsafeBytes { SHA256.hash($0) })
         self.cacheDirectory = container.path + "/catalog/" + String(digest.prefix(16))

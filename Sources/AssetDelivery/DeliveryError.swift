@@ -25,6 +25,10 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     case catalogRollback(path: String, accepted: UInt64, offered: UInt64, problem: RollbackProblem)
     /// The catalog's `expires` time has passed.
     case catalogExpired(path: String, expires: CatalogTime, now: CatalogTime)
+    /// The catalog is of another channel than the one asked for (`found`),
+    /// or names none (`found` `nil`): the catalog at `path` is not the one
+    /// the client asked for, whoever signed it.
+    case catalogChannelMismatch(path: String, expected: String, found: String?)
     /// A key file (or key text) is malformed.
     case invalidKey(path: String, problem: KeyProblem, detail: String)
     /// The persisted trust state is damaged; the verifier refuses to guess.
@@ -79,6 +83,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A download policy, event type or platform is not one of the
         /// manifest vocabulary's.
         case badValue
+        /// `channel` breaks the channel-name rules.
+        case badChannel
     }
 
     /// What is wrong with a signature.
@@ -218,6 +224,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case packChanged
         /// The base URL or expiry given is unusable.
         case badArgument
+        /// The channel given is not the directory's catalog's.
+        case channelChanged
     }
 
     public var description: String {
@@ -240,6 +248,10 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): catalog sequence \(accepted) was already accepted with other contents: refused"
         case .catalogExpired(let path, let expires, let now):
             return "\(path): the catalog expired at \(expires) (now \(now))"
+        case .catalogChannelMismatch(let path, let expected, let found?):
+            return "\(path): the catalog is of channel '\(found)', not the '\(expected)' asked for: refused"
+        case .catalogChannelMismatch(let path, let expected, nil):
+            return "\(path): the catalog names no channel, and channel '\(expected)' was asked for: refused (publish it again with this version)"
         case .invalidKey(let path, _, let detail):
             return "\(path): \(detail)"
         case .invalidTrustState(let path, let detail):

@@ -32,6 +32,8 @@ extension AssetPackError {
             self.init(.catalogRollback, reason: reason, path: path, message: message)
         case .catalogExpired(let path, _, _):
             self.init(.catalogExpired, path: path, message: message)
+        case .catalogChannelMismatch(let path, _, let found):
+            self.init(.catalogChannelMismatch, reason: found == nil ? .noChannel : .otherChannel, path: path, message: message)
         case .invalidKey(let path, let problem, _):
             let reason: Reason
             switch problem {
@@ -96,6 +98,7 @@ extension AssetPackError.Reason {
         case .badURL: self = .catalogBadURL
         case .badTimestamp: self = .catalogBadTimestamp
         case .badValue: self = .catalogBadValue
+        case .badChannel: self = .catalogBadChannel
         }
     }
 
@@ -136,6 +139,7 @@ extension AssetPackError.Reason {
         case .signatureRequired: self = .signatureRequired
         case .packChanged: self = .packChanged
         case .badArgument: self = .badPublishArgument
+        case .channelChanged: self = .channelChanged
         }
     }
 }

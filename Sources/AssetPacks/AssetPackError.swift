@@ -111,6 +111,10 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// `publish` refused (``path`` is the directory, ``pack`` the pack;
         /// ``reason`` says why).
         case publishRefused = 41
+        /// The catalog (``path``) is of another channel than the one asked
+        /// for, or names none (``reason``): it is not the catalog the client
+        /// asked for, whoever signed it.
+        case catalogChannelMismatch = 42
         /// A pack download was answered 404 or 410 (``path`` is the URL).
         case downloadNotFound = 48
         /// A pack download was answered with another status that retrying
@@ -283,6 +287,8 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case catalogBadTimestamp = 710
         /// A download policy, event type or platform is unknown.
         case catalogBadValue = 711
+        /// `channel` breaks the channel-name rules.
+        case catalogBadChannel = 712
 
         // catalogSignatureInvalid
         /// The signature file is not lines of `ed25519 <key ID> <base64>`.
@@ -295,6 +301,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case olderSequence = 810
         /// The sequence number is the accepted one, the bytes are not.
         case sequenceReused = 811
+
+        // catalogChannelMismatch
+        /// The catalog is of another channel.
+        case otherChannel = 812
+        /// The catalog names no channel.
+        case noChannel = 813
 
         // invalidKey
         /// Not a PKCS#8 PEM Ed25519 private key.
@@ -317,6 +329,8 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case packChanged = 835
         /// A base URL or expiry that cannot be used.
         case badPublishArgument = 836
+        /// The channel given is not the directory's catalog's.
+        case channelChanged = 837
 
         // downloadSizeMismatch
         /// More bytes arrived than the catalog's size.

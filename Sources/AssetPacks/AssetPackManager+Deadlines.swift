@@ -1,5 +1,23 @@
 import AssetDelivery
 
+extension AssetPackManager.CatalogSource {
+    /// - Throws: `.invalidOption` naming the field (`catalog.channel`,
+    ///   `catalog.deadlines.minimumSpeedInterval`) that cannot be used.
+    func validate() throws(AssetPackError) {
+        try Self.validate(channel: channel)
+        try deadlines.validate(("AssetPackManager.Options", "catalog.deadlines."))
+    }
+
+    /// - Throws: `.invalidOption` (`catalog.channel`) for a name that breaks
+    ///   the channel-name rules (those of pack IDs).
+    static func validate(channel: String) throws(AssetPackError) {
+        if let problem = Catalog.channelProblem(channel) {
+            throw AssetPackError(.invalidOption, field: "catalog.channel",
+                                 message: "catalog channel '\(AssetMember.printable(channel))' cannot be used: \(problem)")
+        }
+    }
+}
+
 extension AssetPackManager {
     /// How slow, and how long, a download may be before it ends as
     /// `.downloadTimedOut` — its partial file kept, so that the next request

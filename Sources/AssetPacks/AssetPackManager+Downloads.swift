@@ -6,13 +6,19 @@ import AssetSystem
 
 extension AssetPackManager {
     /// A catalog packs are downloaded from: `catalog.json` at ``url``, with
-    /// `catalog.json.sig` beside it.
+    /// `catalog.json.sig` beside it, of channel ``channel``.
     public struct CatalogSource: Sendable, Hashable {
         /// The catalog's URL (`https://cdn.example/packs/catalog.json`).
         public var url: String
         /// The key the catalog must be signed by; `nil` accepts an unsigned
         /// one (its integrity then rests on the transport alone).
         public var publicKey: AssetPackPublicKey?
+        /// The channel the catalog must name (`publish --channel`): a
+        /// catalog of another channel — another catalog the same key signs,
+        /// served at this URL — is refused (`.catalogChannelMismatch`), as
+        /// is one that names none. Default `default`, the channel `publish`
+        /// names unless told.
+        public var channel = AssetPackCatalog.defaultChannel
         /// A PEM file of certificate authorities trusted besides the system's.
         public var caFile: String?
         /// Requests per file, the first included, before a download gives up
@@ -135,8 +141,9 @@ extension AssetPackManager {
         }
         // The daemon has another working directory.
         let caFile = source.caFile.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
-        let request = DaemonDownloadRequest(pack: id, catalogURL: source.url, publicKey: source.publicKey?.description,
+        var request = DaemonDownloadRequest(pack: id, catalogURL: source.url, publicKey: source.publicKey?.description,
                                             caFile: caFile, wait: wait, discretionary: discretionary)
+        request.channel = source.channel
         return try AssetPackClient(socketPath: container.daemonSocketPath).download(request)
     }
 
@@ -272,7 +279,8 @@ extension AssetPackManager {
         options = source.deadlines.applied(to: options)
         let container = store.container
         return try delivery { () throws(DeliveryError) in
-            let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, container: container, options: options)
+            let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, channel: source.channel,
+                                             container: container, options: options)
             return (fetcher, try fetcher.fetch(now: CatalogTime(Date())).catalog)
         }
     }

@@ -140,7 +140,7 @@ public final class AssetPackManager: Sendable {
             throw AssetPackError(.invalidOption, field: field, message: "AssetPackManager.Options.\(field) must be 0 or more (0 keeps none), not \(value)")
         }
         policies = try Policies(options)
-        try options.catalog?.deadlines.validate(("AssetPackManager.Options", "catalog.deadlines."))
+        try options.catalog?.validate()
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
         engineOptions.createsContainer = options.createsContainer

@@ -92,7 +92,9 @@ extension DescriptorDaemon {
         ///
         /// - Throws: `.invalidPackID` (with its reason), `.unsupportedURL`
         ///   for a catalog URL that is not `http://` or `https://`,
-        ///   `.invalidKey` (`.malformedPublicKey`) for key text that is not a key.
+        ///   `.invalidKey` (`.malformedPublicKey`) for key text that is not a
+        ///   key, `.invalidOption` (`catalog.channel`) for a channel that is
+        ///   not a channel name.
         static func key(of request: DaemonDownloadRequest, deadlines: AssetPackManager.Deadlines) throws(AssetPackError) -> Key {
             try engine { () throws(StoreError) in try PackID.validate(request.pack) }
             let scheme = request.catalogURL.prefix(8).lowercased()
@@ -101,7 +103,9 @@ extension DescriptorDaemon {
                                      message: "cannot download '\(request.pack)' from \(request.catalogURL): the catalog URL must be http:// or https://")
             }
             let key = try request.publicKey.map { (text) throws(AssetPackError) in try AssetPackPublicKey(text) }
+            try AssetPackManager.CatalogSource.validate(channel: request.channel)
             var source = AssetPackManager.CatalogSource(url: request.catalogURL, publicKey: key, caFile: request.caFile)
+            source.channel = request.channel
             source.deadlines = deadlines
             return Key(pack: request.pack, source: source)
         }

@@ -51,6 +51,7 @@ enum ResultCodes {
         .invalidKey: "invalid key",
         .invalidTrustState: "damaged trust state",
         .publishRefused: "publish refused",
+        .catalogChannelMismatch: "catalog of another channel",
         .downloadNotFound: "download not found",
         .downloadRefused: "download refused",
         .downloadSizeMismatch: "download size mismatch",

@@ -133,7 +133,7 @@ import TestSupport
     /// `etag`, and the next fetch sends no If-None-Match.
     @Test func aCatalogETagWithAControlCharacterIsNotCached() throws {
         let dir = TemporaryDirectory("validators")
-        let catalog = Catalog(sequence: 1, published: CatalogTime(seconds: 1_796_117_400), expires: nil, packs: [])
+        let catalog = Catalog(sequence: 1, published: CatalogTime(seconds: 1_796_117_400), expires: nil, packs: [], channel: "default")
         let server = try HostileServer(routes: ["/catalog.json": .init(headers: [("ETag", "\"v\u{01}1\"")], body: catalog.encoded())])
         defer { server.stop() }
         var options = Downloader.Options()

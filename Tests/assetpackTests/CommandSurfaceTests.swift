@@ -54,7 +54,7 @@ struct Surface: Sendable, CustomStringConvertible {
         Surface(name: "keygen", options: ["-o, --out <name>", "--json"],
                 refused: ["keygen"], message: "missing --out <name>"),
         Surface(name: "publish", options: ["--to <dir>", "--sign <key>", "--base-url <url>", "--prune",
-                                           "--expires <duration|time>", "--json"], arguments: ["<pack>"],
+                                           "--expires <duration|time>", "--channel <name>", "--json"], arguments: ["<pack>"],
                 refused: ["publish", "a.zip", "--expires", "soon", "--to", "d"],
                 message: "'--expires' needs a duration (30m, 12h, 7d, 2w) or an RFC 3339 time, not 'soon'"),
         Surface(name: "verify-published", options: ["--key <pubkey>", "--json"], arguments: ["<dir>"],
@@ -64,10 +64,10 @@ struct Surface: Sendable, CustomStringConvertible {
                                          "--fail-rate <p>", "--stall-after <bytes>", "--ignore-range", "--fault-seed <n>",
                                          "--fault-path <glob>"], arguments: ["<dir>"],
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
-        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + deadlines
+        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"] + deadlines
                     + ["--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + deadlines
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"] + deadlines
                     + ["--event <event>", "--json"] + container
                     + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),

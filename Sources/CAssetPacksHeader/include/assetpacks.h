@@ -172,6 +172,8 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_ETRUSTSTATE (-40)
 /** A publish was refused. */
 #define AP_EPUBLISH (-41)
+/** The catalog is of another channel than the one asked for, or names none. */
+#define AP_ECHANNEL (-42)
 /** A pack download was answered 404 or 410. */
 #define AP_EDLNOTFOUND (-48)
 /** A pack download was refused (403, another 4xx). */

@@ -13,6 +13,9 @@ enum CatalogOptions {
     static let caFile = Option.value(
         "ca-file", placeholder: "file",
         help: "Also trust the certificate authorities in this PEM file.", completion: .file)
+    static let channel = Option.value(
+        "channel", placeholder: "name",
+        help: "The channel the catalog must name (publish --channel); another channel's catalog is refused (default: default).")
 
     static let maxRangeRequests = Option.value(
         "max-range-requests", placeholder: "n",
@@ -31,7 +34,7 @@ enum CatalogOptions {
     /// The deadlines of downloads: `fetch`, `sync`, `daemon`.
     static let deadlineOptions = [minRate, minRateTime, maxTime]
 
-    static let options = [catalog, key, caFile, maxRangeRequests] + deadlineOptions
+    static let options = [catalog, key, caFile, channel, maxRangeRequests] + deadlineOptions
 
     /// The manager of the named container, downloading from `--catalog`,
     /// opened with `options` otherwise.
@@ -47,6 +50,7 @@ enum CatalogOptions {
             var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
             if let rangeRequests { source.maximumRangeRequests = rangeRequests }
             source.deadlines = deadlines
+            if let name = arguments.value(channel) { source.channel = name }
             var options = options
             options.catalog = source
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
