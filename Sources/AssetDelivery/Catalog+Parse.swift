@@ -66,6 +66,19 @@ extension JSONValue {
         options.maximumLength = maximumLength
         return try parse(bytes, options: options)
     }
+
+    /// ``parseStrict(_:maximumLength:)``, the elements of the top-level
+    /// member `key`'s array handed to `handle` one by one, not kept.
+    static func parseStrict(_ bytes: some Collection<UInt8>, maximumLength: Int, elementsOf key: String,
+                            _ handle: (JSONValue) -> Bool) throws(JSONError) -> JSONValue {
+        var options = ParseOptions.strict
+        options.maximumLength = maximumLength
+        func parse(_ buffer: UnsafeRawBufferPointer) -> Result<JSONValue, JSONError> {
+            Result { () throws(JSONError) in try JSONValue.parse(buffer, options: options, elementsOf: key, handle) }
+        }
+        if let result = bytes.withContiguousStorageIfAvailable({ parse(UnsafeRawBufferPointer($0)) }) { return try result.get() }
+        return try Array(bytes).withUnsafeBytes { parse($0) }.get()
+    }
 }
 
 /// Reads a catalog's fields, naming each in errors with its place

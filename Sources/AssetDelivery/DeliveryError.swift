@@ -133,6 +133,18 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         /// speed for its time, or the download outlasted its total
         /// deadline. Not retried; the partial file stays for a later resume.
         case timedOut(Deadline)
+        /// The file cannot fit, refused before a byte of it was written:
+        /// its `size` is more than `available`, which ``Room`` says is what.
+        case noRoom(size: UInt64, available: UInt64, room: Room)
+    }
+
+    /// What a download's file must fit in.
+    public enum Room: Sendable, Equatable {
+        /// The free space of the file system of `staging/` (what a partial
+        /// file to resume holds counted as written).
+        case freeSpace(path: String)
+        /// The largest file the process may write (`RLIMIT_FSIZE`).
+        case fileSizeLimit
     }
 
     /// A deadline of a transfer.
@@ -291,6 +303,10 @@ extension DeliveryError.DownloadProblem {
         case .transport: return "the transfer failed"
         case .cancelled: return "cancelled"
         case .timedOut(let deadline): return deadline.summary
+        case .noRoom(let size, let available, .freeSpace(let path)):
+            return "its \(size) bytes do not fit: \(available) bytes are free on the file system of \(path)"
+        case .noRoom(let size, let available, .fileSizeLimit):
+            return "its \(size) bytes do not fit: this process may write files of at most \(available) bytes (RLIMIT_FSIZE)"
         }
     }
 }

@@ -130,6 +130,8 @@ struct DeltaDownload {
     /// transient failures from the start.
     private func fetchWhole(_ url: String, limit: UInt64, what: String, into bytes: inout [UInt8]) throws(Stop) {
         let client = try makeClient()
+        // The size the catalog gives (checked against the limit before): no doubling past it as pieces arrive.
+        bytes.reserveCapacity(Int(limit))
         try retrying(what) { () -> Step in
             bytes.removeAll(keepingCapacity: true)
             var tooLong = false

@@ -149,6 +149,7 @@ public final class Downloader {
     /// told why (``DownloadMonitor/going(_:note:)``).
     @discardableResult
     public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
+        try checkRoom(for: request)
         deadline = options.maximumTime.map { HTTPClient.Deadline(seconds: $0) }
         client.deadline = deadline
         var note: String?
@@ -168,6 +169,31 @@ public final class Downloader {
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
         }
         return try install(partial, monitor: monitor)
+    }
+
+    /// Refuses `request` when its file cannot fit, before anything is
+    /// written (a delta sizes its file to the catalog's size at once, which
+    /// a size like 2^53 − 1 makes `ftruncate` fail naming nothing): its size
+    /// against the process's file size limit, and, less what a partial file
+    /// the journal would resume already holds, against the free space of
+    /// `staging/`'s file system.
+    ///
+    /// - Throws: `.downloadFailed` with `.noRoom`.
+    func checkRoom(for request: DownloadRequest) throws(DeliveryError) {
+        if let limit = FileSystem.fileSizeLimit, request.size > limit {
+            throw failure(request, .noRoom(size: request.size, available: limit, room: .fileSizeLimit))
+        }
+        let staging = store.container.stagingPath
+        guard let free = FileSystem.freeSpace(at: staging) else { return }
+        var held: UInt64 = 0
+        if let entry = try storing(store.journalEntry(forPack: request.pack)), PartialDownload.resumes(entry, request),
+           let name = entry.stagingName, !name.contains("/"),
+           let status = (try? FileDescriptor.status(of: staging + "/" + name, followingLinks: false)) ?? nil {
+            held = UInt64(max(0, status.size))
+        }
+        guard request.size - min(held, request.size) <= free else {
+            throw failure(request, .noRoom(size: request.size, available: free, room: .freeSpace(path: staging)))
+        }
     }
 
     /// Installs the verified file of `partial` by adoption.

@@ -61,6 +61,9 @@ extension AssetPackError {
             case .timedOut(let deadline):
                 code = .downloadTimedOut
                 reason = Reason(deadline)
+            case .noRoom(_, _, let room):
+                code = .downloadTooLarge
+                if case .fileSizeLimit = room { reason = .exceedsFileSizeLimit } else { reason = .exceedsFreeSpace }
             }
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
         case .catalogUnavailable(let url, .timedOut(let deadline), _):

@@ -149,6 +149,10 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// (``reason``), too large, or unreadable (``systemError``).
         /// Refused before anything is fetched.
         case invalidCAFile = 58
+        /// A pack's file cannot fit (``reason``: more than the free space
+        /// of the container's file system, or than the process may write),
+        /// refused before a byte is written (``path`` is the URL).
+        case downloadTooLarge = 59
         /// A pack's piece map (``path`` is its URL) is unusable: it does
         /// not parse, contradicts itself or does not describe the catalog
         /// entry's file (``reason`` says how). Updates fall back to the full
@@ -383,6 +387,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case caFileNotRegular = 875
         /// The CA file is larger than the most read.
         case caFileTooLarge = 876
+
+        // downloadTooLarge
+        /// More than the file system has free.
+        case exceedsFreeSpace = 880
+        /// More than the process may write (`RLIMIT_FSIZE`).
+        case exceedsFileSizeLimit = 881
     }
 
     /// What went wrong.

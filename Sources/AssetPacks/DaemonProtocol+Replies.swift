@@ -87,7 +87,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused, .catalogChannelMismatch,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .downloadTimedOut, .invalidCAFile,
+             .downloadTimedOut, .invalidCAFile, .downloadTooLarge,
              .invalidPieceMap:
             return nil
         }
@@ -224,7 +224,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused, .catalogChannelMismatch,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .downloadTimedOut, .invalidCAFile,
+             .downloadTimedOut, .invalidCAFile, .downloadTooLarge,
              .invalidPieceMap:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {

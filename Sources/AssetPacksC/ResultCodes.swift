@@ -63,6 +63,7 @@ enum ResultCodes {
         .noDownloadInProgress: "no download in progress",
         .downloadTimedOut: "download timed out",
         .invalidCAFile: "invalid CA file",
+        .downloadTooLarge: "download too large to fit",
         .invalidPieceMap: "invalid piece map",
         .peerNotAllowed: "peer not allowed",
         .malformedRequest: "malformed request",

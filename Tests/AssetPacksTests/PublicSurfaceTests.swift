@@ -45,7 +45,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .invalidTrustState: 40, .publishRefused: 41,
             .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
             .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
-            .downloadCancelled: 55, .noDownloadInProgress: 56, .downloadTimedOut: 57, .invalidCAFile: 58, .catalogChannelMismatch: 42,
+            .downloadCancelled: 55, .noDownloadInProgress: 56, .downloadTimedOut: 57, .invalidCAFile: 58, .downloadTooLarge: 59, .catalogChannelMismatch: 42,
             .invalidPieceMap: 60,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
@@ -66,7 +66,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
             .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
             .catalogBadChannel: 712, .otherChannel: 812, .noChannel: 813, .channelChanged: 837,
-            .belowMinimumSpeed: 870, .totalDeadline: 871, .caFileNotRegular: 875, .caFileTooLarge: 876,
+            .belowMinimumSpeed: 870, .totalDeadline: 871, .caFileNotRegular: 875, .caFileTooLarge: 876, .exceedsFreeSpace: 880, .exceedsFileSizeLimit: 881,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }

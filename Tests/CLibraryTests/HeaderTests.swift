@@ -79,7 +79,7 @@ import TestSupport
             ("AP_EDLCHECKSUM", .downloadChecksumMismatch), ("AP_EDLRETRIES", .downloadRetriesExhausted),
             ("AP_EDLFAILED", .downloadFailed), ("AP_ECATALOGUNAVAILABLE", .catalogUnavailable),
             ("AP_EDLCANCELLED", .downloadCancelled), ("AP_ENODOWNLOAD", .noDownloadInProgress),
-            ("AP_EDLTIMEDOUT", .downloadTimedOut), ("AP_ECHANNEL", .catalogChannelMismatch), ("AP_ECAFILE", .invalidCAFile), ("AP_EPEER", .peerNotAllowed),
+            ("AP_EDLTIMEDOUT", .downloadTimedOut), ("AP_ECHANNEL", .catalogChannelMismatch), ("AP_ECAFILE", .invalidCAFile), ("AP_EDLTOOLARGE", .downloadTooLarge), ("AP_EPEER", .peerNotAllowed),
             ("AP_EPIECEMAP", .invalidPieceMap),
             ("AP_EREQUEST", .malformedRequest), ("AP_EREQUESTTOOLARGE", .requestTooLarge), ("AP_EPROTOCOL", .unsupportedVersion),
             ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed),

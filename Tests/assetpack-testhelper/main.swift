@@ -20,6 +20,7 @@ import AssetPacks
 ///                 (statusUpdates until the download ends: how late updates arrive)
 ///     grow-map    --dir D --helper PATH   (see MapGrowth)
 ///     open-map    --dir D
+///     piece-map-peak --file F   (parses a piece map; reports the peak it added)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -86,6 +87,8 @@ do {
         report(try WatchStatus.run(options))
     case "grow-map":
         report(try MapGrowth.grow(options))
+    case "piece-map-peak":
+        report(try PieceMapPeak.run(options))
     case "open-map":
         report(try MapGrowth.open(options))
     default:

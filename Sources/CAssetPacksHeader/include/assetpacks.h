@@ -196,6 +196,8 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EDLTIMEDOUT (-57)
 /** The CA file cannot be used (not a regular file, too large, unreadable). */
 #define AP_ECAFILE (-58)
+/** A pack's file cannot fit: more than the free space, or than the process may write. */
+#define AP_EDLTOOLARGE (-59)
 /** A pack's piece map is unusable (updates then download the whole pack). */
 #define AP_EPIECEMAP (-60)
 /** The daemon refused this process. */

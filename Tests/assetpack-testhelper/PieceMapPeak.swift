@@ -1,0 +1,23 @@
+import Foundation
+import AssetDelivery
+
+/// `piece-map-peak`: parses the piece map in `--file` as a client does and
+/// reports the members it found and what the parse added to this process's
+/// peak resident set (`VmHWM` over `VmRSS` before it, from
+/// `/proc/self/status`, the peak reset first), in KiB, beside the map's size.
+enum PieceMapPeak {
+    static func run(_ options: Options) throws -> [String: Any] {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: options.string("file"))))
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = field("VmRSS:")
+        let map = try PieceMap.parse(bytes, path: "map.pieces")
+        let peak = field("VmHWM:")
+        return ["members": map.members.count, "mapBytes": bytes.count, "addedKiB": peak - before]
+    }
+
+    private static func field(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+}
