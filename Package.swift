@@ -84,7 +84,7 @@ let package = Package(
         // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery", "TestSupport"],
             path: "Tests/assetpack-testhelper"),
 
         // The fuzz harness (Fuzz/README.md): the decoders' fuzz targets, one

@@ -87,12 +87,7 @@ package final class HostileServer: @unchecked Sendable {
         process.arguments = ["python3", "-c", Self.script, configurationPath, directory.file("requests.log")]
         process.standardOutput = output
         try process.run()
-        var line = ""
-        while !line.hasSuffix("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += String(decoding: chunk, as: UTF8.self)
-        }
+        let line = output.firstLine()
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

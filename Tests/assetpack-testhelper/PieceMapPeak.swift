@@ -1,5 +1,6 @@
 import Foundation
 import AssetDelivery
+import TestSupport
 
 /// `piece-map-peak`: parses the piece map in `--file` as a client does and
 /// reports the members it found and what the parse added to this process's
@@ -9,15 +10,9 @@ enum PieceMapPeak {
     static func run(_ options: Options) throws -> [String: Any] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: options.string("file"))))
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-        let before = field("VmRSS:")
+        let before = ResidentMemory.status("VmRSS:")
         let map = try PieceMap.parse(bytes, path: "map.pieces")
-        let peak = field("VmHWM:")
+        let peak = ResidentMemory.status("VmHWM:")
         return ["members": map.members.count, "mapBytes": bytes.count, "addedKiB": peak - before]
-    }
-
-    private static func field(_ name: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 }
