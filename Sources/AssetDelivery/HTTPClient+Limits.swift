@@ -39,10 +39,12 @@ extension HTTPClient {
         }
     }
 
-    /// Milliseconds left until `deadline`, at least 1 (0 would mean none to libcurl).
+    /// Milliseconds left until `deadline`, rounded up so that libcurl's
+    /// timeout (counted from a moment after this) ends the transfer at or
+    /// after it, never before; at least 1 (0 would mean none to libcurl).
     static func milliseconds(until deadline: Deadline) -> Int {
         let now = Monotonic.nanoseconds
-        return deadline.instant > now ? max(1, Int((deadline.instant - now) / 1_000_000)) : 1
+        return deadline.instant > now ? max(1, Int((deadline.instant - now + 999_999) / 1_000_000)) : 1
     }
 
     func deadlineFailure(_ deadline: Deadline, status: Int?) -> Failure {

@@ -224,10 +224,10 @@ public final class HTTPClient {
                 guard code == CURLE_OK else {
                     if code == CURLE_OPERATION_TIMEDOUT && !transfer.stalled {
                         if let deadline, deadline.hasPassed { throw deadlineFailure(deadline, status: status == 0 ? nil : status) }
-                        // Connected, so not the connect timeout: the low-speed limit.
+                        // Connected, so not the connect timeout: the low-speed limit (when there is one).
                         var connected: curl_off_t = 0
                         _ = cas_curl_getinfo_offset(handle, CURLINFO_CONNECT_TIME_T, &connected)
-                        if connected > 0 { throw tooSlowFailure(status: status == 0 ? nil : status) }
+                        if connected > 0 && configuration.effectiveLowSpeedLimit > 0 { throw tooSlowFailure(status: status == 0 ? nil : status) }
                     }
                     throw Failure(kind: Self.kind(of: code), status: status == 0 ? nil : status,
                                   message: String(cString: curl_easy_strerror(code)))
