@@ -37,12 +37,10 @@ extension AssetStore {
     /// A missing schema record, stale reader slots.
     private func planIndexUpkeep(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
         let codes = report.codes
-        if codes.contains(.schemaMissing) {
-            try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(StoreError) in
-                try update { (txn) throws(StoreError) in
-                    var v = IndexSchema.version.littleEndian
-                    try indexCall { () throws(LMDBError) in try txn.put(meta, key: IndexSchema.schemaKey, value: withUnsafeBytes(of: &v) { Array($0) }) }
-                }
+        let schemaCodes = [FindingCode.schemaMissing, .indexUnfinished].filter(codes.contains)
+        if !schemaCodes.isEmpty {
+            try plan.act(schemaCodes, pack: nil, "write the schema version record") { () throws(StoreError) in
+                try writeSchemaRecord()
             }
         }
         if codes.contains(.staleReader) {
