@@ -8,8 +8,12 @@ public import AssetSystem
 ///
 /// Records are written by the process running the download and read by
 /// anyone; none is ever needed for correctness — the index's journal is what
-/// a resume starts from — so they are replaced whole (rename) but not
-/// flushed to disk.
+/// a resume starts from — so they are replaced whole (rename), and only a
+/// download's final record (finished, failed, cancelled) is flushed to disk
+/// (the file, then the directory): the one that outlives the process, so
+/// that after a power loss `status` tells what the command reported rather
+/// than a download in progress that nothing runs. The directory itself is
+/// made durably (``prepare()``).
 public struct DownloadBoard: Sendable {
     public static let statusSuffix = ".status"
     public static let controlSuffix = ".control"
@@ -31,7 +35,8 @@ public struct DownloadBoard: Sendable {
     public func statusPath(of pack: String) -> String { directory + "/" + pack + Self.statusSuffix }
     public func controlPath(of pack: String) -> String { directory + "/" + pack + Self.controlSuffix }
 
-    /// Creates the directory if it is missing.
+    /// Creates the directory if it is missing, durably (flushed into the
+    /// container, as `FileSystem.createDirectories` does).
     public func prepare() throws(Errno) { try FileSystem.createDirectories(directory) }
 
     /// The latest record of `pack`'s download, or `nil` (none, or unreadable).
@@ -61,9 +66,9 @@ public struct DownloadBoard: Sendable {
         return isRunning(status.pack)
     }
 
-    /// Replaces `pack`'s status record.
+    /// Replaces `pack`'s status record; a final one durably.
     public func write(_ status: DownloadStatus) throws(Errno) {
-        try replace(statusPath(of: status.pack), with: status.encoded())
+        try replace(statusPath(of: status.pack), with: status.encoded(), durably: status.state.isFinal)
     }
 
     /// The request waiting for `pack`'s download, or `nil`.
@@ -93,18 +98,21 @@ public struct DownloadBoard: Sendable {
         return try? fd.readToEnd()
     }
 
-    /// Writes `bytes` beside `path` and renames them over it.
-    private func replace(_ path: String, with bytes: [UInt8]) throws(Errno) {
+    /// Writes `bytes` beside `path` and renames them over it; `durably`,
+    /// flushes the file before the rename and the directory after it.
+    private func replace(_ path: String, with bytes: [UInt8], durably: Bool = false) throws(Errno) {
         let slash = path.lastIndex(of: "/")!
         let temporary = String(path[..<slash]) + "/" + AtomicFile.temporaryName(for: String(path[path.index(after: slash)...]))
         do {
             let fd = try FileDescriptor.open(temporary, [.writeOnly, .create, .exclusive, .noFollow])
             try fd.write(bytes)
+            if durably { try fd.sync() }
             try FileSystem.rename(temporary, to: path)
         } catch {
             try? FileSystem.unlink(temporary)
             throw error
         }
+        if durably { try FileSystem.syncDirectory(containing: path) }
     }
 
     /// Now, in microseconds since 1970.

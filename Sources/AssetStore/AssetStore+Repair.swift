@@ -19,18 +19,28 @@ extension AssetStore {
         try planPathIndexRebuild(report, indexChanged: packsChanged || recordsChanged, into: &plan)
         try planOrphanArchives(report, into: &plan)
         try planSymlinks(report, into: &plan)
+        if carryOut && !plan.repairs.isEmpty { try syncRepairedLayout() }
         return plan.repairs
+    }
+
+    /// Flushes the container directory and every directory of the layout
+    /// that is open, so that the unlinks and new names of the repairs just
+    /// made survive a power loss: verify after one finds what repair left.
+    /// (The index's changes are durable at each commit; a quarantine flushes
+    /// its own move before the index forgets the file.)
+    private func syncRepairedLayout() throws(StoreError) {
+        for directory in [layout.root] + layout.directories where directory.openAnchor != nil {
+            try directory.sync()
+        }
     }
 
     /// A missing schema record, stale reader slots.
     private func planIndexUpkeep(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
         let codes = report.codes
-        if codes.contains(.schemaMissing) {
-            try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(StoreError) in
-                try update { (txn) throws(StoreError) in
-                    var v = IndexSchema.version.littleEndian
-                    try indexCall { () throws(LMDBError) in try txn.put(meta, key: IndexSchema.schemaKey, value: withUnsafeBytes(of: &v) { Array($0) }) }
-                }
+        let schemaCodes = [FindingCode.schemaMissing, .indexUnfinished].filter(codes.contains)
+        if !schemaCodes.isEmpty {
+            try plan.act(schemaCodes, pack: nil, "write the schema version record") { () throws(StoreError) in
+                try writeSchemaRecord()
             }
         }
         if codes.contains(.staleReader) {
@@ -194,6 +204,7 @@ extension AssetStore {
                     if object == layout.locks.name {
                         let locks = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
                         try FileSystem.createDirectory(layout.packLocks.leaf, relativeTo: .descriptor(locks.rawValue))
+                        try locks.sync()
                     }
                 } catch {
                     throw .system(error.with(operation: error.operation, path: parent.path(of: name)))
@@ -208,24 +219,35 @@ extension AssetStore {
     /// and so is a `directory` that is a symlink: nothing is moved out of
     /// where it points (its own `layout.symlink` repair moves the link).
     ///
+    /// Durable when it returns, in the order that never loses the file to
+    /// a power loss: `quarantine/` into the container (when made here),
+    /// then the new name (`quarantine/` flushed), then the old name's
+    /// removal (`directory` flushed) — before the caller drops the file
+    /// from the index.
+    ///
     /// - Throws: `.symlinkInContainer` when `quarantine/` is a symlink, `.system`.
     func quarantine(_ name: String, in directory: LayoutDirectory) throws(StoreError) {
         guard let from = directory.openAnchor else { return }
         let root = try layout.root.anchor()
         let quarantine: FileDescriptor
+        let made: Bool
         do {
-            try FileSystem.createDirectory("quarantine", relativeTo: root)
+            made = try FileSystem.createDirectory("quarantine", relativeTo: root)
             quarantine = try FileDescriptor.open("quarantine", [.readOnly, .directory, .noFollow], relativeTo: root)
         } catch {
             throw LayoutDirectory.storeError(error, path: layout.root.path(of: "quarantine"))
         }
+        if made { try layout.root.sync() }
         do {
             let target = name + "." + String(Int(Date().timeIntervalSince1970))
             try FileSystem.rename(name, to: target, relativeTo: from, destinationRelativeTo: .descriptor(quarantine.rawValue), noReplace: true)
         } catch where error == .noSuchFile {
+            return
         } catch {
             throw .system(error.with(operation: error.operation, path: directory.path(of: name)))
         }
+        do { try quarantine.sync() } catch { throw .system(error.with(operation: "fsync", path: layout.root.path(of: "quarantine"))) }
+        try directory.sync()
     }
 
     /// Removes pack `id` from the index; with a record, leaves a journal entry

@@ -98,7 +98,12 @@ extension AssetStore {
         var verdicts: [PackVerdict] = []
         try snapshot { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
-                report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
+                if try indexIsEmpty(txn) {
+                    report.add(.indexUnfinished, pack: nil, object: "index",
+                               "the index has no record at all, not even its schema version: its creation was cut short; the next writer finishes it")
+                } else {
+                    report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
+                }
             }
             var records: [PackRecord] = []
             try indexCall { () throws(LMDBError) in

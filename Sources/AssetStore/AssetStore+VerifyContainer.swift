@@ -2,6 +2,19 @@ import AssetIndex
 import AssetSystem
 
 extension AssetStore {
+    /// Whether the index holds no record at all — no pack, member, path,
+    /// journal or meta record: a new index before its first record (the
+    /// schema version), as a creation cut short leaves it.
+    func indexIsEmpty(_ txn: borrowing ReadTransaction) throws(StoreError) -> Bool {
+        var empty = true
+        try indexCall { () throws(LMDBError) in
+            for db in [meta, packs, members, paths, journal] where empty {
+                try txn.forEach(db) { _, _ in empty = false; return false }
+            }
+        }
+        return empty
+    }
+
     /// The path index agrees with the member records; every member record
     /// belongs to an installed pack.
     func checkIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) {

@@ -127,6 +127,16 @@ public final class AssetStore: Sendable {
             return
         }
         guard create else { return }
+        try writeSchemaRecord()
+    }
+
+    /// Writes the schema version record into an index that lacks it: the
+    /// container is made. The layout is flushed as a whole first
+    /// (``ContainerLayout/syncWhole()``), so that an index with the record
+    /// survives a power loss with its directories — and so does every
+    /// install acknowledged after it.
+    func writeSchemaRecord() throws(StoreError) {
+        try layout.syncWhole()
         try update { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
                 var v = IndexSchema.version.littleEndian

@@ -31,8 +31,10 @@ final class ContainerLayout: Sendable {
     let packLocks: LayoutDirectory
 
     /// Opens the layout of `container`. With `creating`, makes what is
-    /// missing (`mkdirat` relative to the parent) and refuses a symlinked
-    /// directory.
+    /// missing (`mkdirat` relative to the parent), durably: each directory
+    /// made is flushed into its parent before it is used (the container's
+    /// own missing ancestors too, by `FileSystem.createDirectories`); and
+    /// refuses a symlinked directory.
     ///
     /// - Throws: `.noContainer` when the container directory is missing and
     ///   `creating` is false, `.symlinkInContainer`, `.system`.
@@ -59,7 +61,31 @@ final class ContainerLayout: Sendable {
     /// The directories below the container, as verify lists them.
     var directories: [LayoutDirectory] { [index, packs, staging, cache, locks, packLocks] }
 
+    /// Flushes the layout into place as a whole: the directory that holds
+    /// the container, every directory of the layout that holds another, and
+    /// `index/` (LMDB's files). Called once per container, before a new
+    /// index's first record (the schema version) is committed: a container
+    /// whose index has that record then survives a power loss whole, also
+    /// when the process that made some of its directories was killed before
+    /// flushing them (a later `open` finds them there and flushes nothing).
+    ///
+    /// - Throws: `.system` naming the directory that could not be flushed,
+    ///   `.symlinkInContainer`.
+    func syncWhole() throws(StoreError) {
+        do { try FileSystem.syncDirectory(containing: container.path) } catch { throw .system(error) }
+        var holders: [LayoutDirectory] = [root]
+        for directory in directories {
+            if let parent = directory.parent, !holders.contains(where: { $0 === parent }) { holders.append(parent) }
+        }
+        // A directory that is not open (a symlink verify reports, in a
+        // store that did not create the layout) has nothing of ours to flush.
+        for directory in holders + [index] where directory.openAnchor != nil { try directory.sync() }
+    }
+
     /// Opens `name` in `parent` as a directory, without following a symlink.
+    /// With `creating`, makes it when it is missing and then flushes
+    /// `parent`, so that the new directory survives a power loss before
+    /// anything is put in it.
     private static func open(_ name: String, in parent: LayoutDirectory, creating: Bool) throws(StoreError) -> LayoutDirectory {
         let relative = parent.name.isEmpty ? name : parent.name + "/" + name
         let path = parent.path + "/" + name
@@ -67,10 +93,12 @@ final class ContainerLayout: Sendable {
             // Below a symlinked or missing directory: the same.
             return LayoutDirectory(name: relative, path: path, parent: parent, state: parent.isSymlink ? .symlink : .missing)
         }
+        var made = false
+        let directory: LayoutDirectory
         do {
-            if creating { try FileSystem.createDirectory(name, relativeTo: anchor) }
+            if creating { made = try FileSystem.createDirectory(name, relativeTo: anchor) }
             let fd = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
-            return LayoutDirectory(name: relative, path: path, parent: parent, state: .open(fd))
+            directory = LayoutDirectory(name: relative, path: path, parent: parent, state: .open(fd))
         } catch where error == .noSuchFile && !creating {
             return LayoutDirectory(name: relative, path: path, parent: parent, state: .missing)
         } catch {
@@ -80,6 +108,8 @@ final class ContainerLayout: Sendable {
             if creating { throw .symlinkInContainer(path: path) }
             return LayoutDirectory(name: relative, path: path, parent: parent, state: .symlink)
         }
+        if made { try parent.sync() }
+        return directory
     }
 }
 

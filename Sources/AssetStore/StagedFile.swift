@@ -99,9 +99,15 @@ struct StagedFile: ~Copyable {
 
     var path: String { staging.path(of: name) }
 
-    /// Renames the staging file to `<archiveName>.install` and links it into
-    /// `packs` as `archiveName`, failing with `EEXIST` if that is taken.
-    /// The caller then commits the index and calls ``commit()``.
+    /// Renames the staging file to `<archiveName>.install`, flushes
+    /// `staging/`, and links the file into `packs` as `archiveName`, failing
+    /// with `EEXIST` if that is taken. The caller then flushes `packs/`,
+    /// commits the index and calls ``commit()``.
+    ///
+    /// The flush comes before the link: a `packs/` file that survives a
+    /// power loss without the commit that names it has its twin by then,
+    /// which proves it garbage to reclaim (and so does a retirement twin
+    /// linked before this call).
     mutating func publish(as archiveName: String, in packs: LayoutDirectory) throws(StoreError) {
         let twin = archiveName + Self.suffix
         let (from, to) = (try staging.anchor(), try packs.anchor())
@@ -111,6 +117,7 @@ struct StagedFile: ~Copyable {
             throw .system(error.with(operation: error.operation, path: path))
         }
         name = twin
+        try staging.sync()
         do {
             try FileSystem.link(twin, to: archiveName, relativeTo: from, destinationRelativeTo: to)
         } catch {
@@ -133,7 +140,12 @@ struct StagedFile: ~Copyable {
     }
 
     deinit {
-        if let published, !committed { try? published.packs.unlink(published.name) }
+        if let published, !committed {
+            // The twin goes only once the unlink from packs/ is flushed: the
+            // other order could leave, after a power loss, a packs/ file
+            // that nothing proves garbage (an orphan for verify to report).
+            guard (try? published.packs.unlink(published.name)) != nil, (try? published.packs.sync()) != nil else { return }
+        }
         try? staging.unlink(name)
     }
 }
@@ -142,13 +154,16 @@ struct StagedFile: ~Copyable {
 /// `staging/<archive name>.retire` and locked before the index switch that
 /// drops it, unlinked from `packs/` after the switch commits. A writer killed
 /// in between leaves a free-locked twin, by which reclaim and verify know the
-/// `packs/` file for garbage.
+/// `packs/` file for garbage. The caller flushes `staging/` between this
+/// link and the switch, so that the twin outlives a power loss too.
 struct RetiringArchive: ~Copyable {
     let descriptor: FileDescriptor
     let archiveName: String
     let packs: LayoutDirectory
     let staging: LayoutDirectory
     private var committed = false
+    /// The archive is unlinked and that unlink flushed: the twin may go.
+    private var gone = false
 
     static let suffix = ".retire"
 
@@ -179,11 +194,24 @@ struct RetiringArchive: ~Copyable {
         descriptor = fd
     }
 
-    /// Marks the switch as committed: the archive goes at deinit.
-    mutating func commit() { committed = true }
+    /// After the switch commits: unlinks the archive from `packs/` and
+    /// flushes `packs/`, so that the archive stays gone after a power loss.
+    /// The twin goes at deinit, and only once this has succeeded: unlinked
+    /// first, it could leave an archive no record names and nothing proves
+    /// garbage.
+    ///
+    /// - Throws: `.system` naming the archive or `packs/` when either step
+    ///   fails; the twin then stays, for the next writer to reclaim with
+    ///   the archive.
+    mutating func unlinkArchive() throws(StoreError) {
+        committed = true
+        do { try packs.unlink(archiveName) } catch where error == .noSuchFile {} catch { throw .system(error) }
+        try packs.sync()
+        gone = true
+    }
 
     deinit {
-        if committed { try? packs.unlink(archiveName) }
-        try? staging.unlink(archiveName + Self.suffix)
+        // Not committed: the archive stays current, and its twin goes.
+        if !committed || gone { try? staging.unlink(archiveName + Self.suffix) }
     }
 }
