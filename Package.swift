@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON", "TestSupport"]),
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem", "TestSupport"]),
-        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetIndex", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetArchive", "AssetSystem", "TestSupport",
                                                                // the downloader killed mid-download; `serve`'s faults
                                                                "assetpack-testhelper", "assetpack"]),
