@@ -120,4 +120,16 @@ struct SyncOrderTests {
         #expect(found.contains { $0.hasPrefix("a directory made is never flushed into its parent: 100 mkdirat") })
         #expect(found.contains { $0.hasPrefix("a rename's directory is never flushed:") && $0.contains("renameat2") })
     }
+
+    /// strace pads a resumed call's result to a column (under load a
+    /// directory's flush often comes in two halves): the flush still counts.
+    @Test func aResumedCallWithAPaddedResultIsRead() {
+        let trace = SyscallTrace(parsing: """
+            25307 fsync(6</w/c/staging> <unfinished ...>
+            25310 openat(AT_FDCWD</w>, "/w/c/packs/x.zip", O_RDONLY|O_CLOEXEC) = 9</w/c/packs/x.zip>
+            25307 <... fsync resumed>)              = 0
+            25307 fsync(5</w/c/packs>)      = -1 EIO (Input/output error)
+            """)
+        #expect(trace.operations == [.sync(path: "/w/c/staging")])
+    }
 }

@@ -74,9 +74,11 @@ struct SyscallTrace {
             if call.hasPrefix("<... "), let resumed = call.range(of: " resumed>") {
                 call = (pending.removeValue(forKey: pid) ?? "") + call[resumed.upperBound...]
             }
-            guard let open = call.firstIndex(of: "("), let equals = call.range(of: ") = ", options: .backwards) else { continue }
+            // strace pads a resumed call's result to a column: `<... fsync resumed>)      = 0`.
+            guard let open = call.firstIndex(of: "("),
+                  let equals = call.range(of: #"\) +="#, options: [.regularExpression, .backwards]) else { continue }
             let name = String(call[..<open])
-            let result = call[equals.upperBound...].prefix { !$0.isWhitespace }
+            let result = call[equals.upperBound...].drop { $0 == " " }.prefix { !$0.isWhitespace }
             guard !result.hasPrefix("-1"), !result.hasPrefix("?") else { continue }
             let args = Self.arguments(call[call.index(after: open)..<equals.lowerBound])
             if let operation = Self.operation(name, args, result: String(result), maps: &maps) {
