@@ -17,15 +17,17 @@ import Glibc
 public struct LockHolder: Sendable, Equatable, CustomStringConvertible {
     /// The processes seen holding a conflicting lock, ascending.
     public let pids: [Int32]
-    /// Of ``pids``, those stopped (`SIGSTOP`, a debugger), a zombie's or
-    /// another user's: the ones a wait does not wait for.
-    public let idle: [Int32]
+    /// Of ``pids``, those stopped (`SIGSTOP`, Ctrl-Z, a debugger).
+    public let stopped: [Int32]
+    /// Of ``pids``, those of another user (seen by root).
+    public let otherUsers: [Int32]
     /// Whether some conflicting lock is held by a process that was not seen.
     public let hidden: Bool
 
-    public init(pids: [Int32] = [], idle: [Int32] = [], hidden: Bool = false) {
+    public init(pids: [Int32] = [], stopped: [Int32] = [], otherUsers: [Int32] = [], hidden: Bool = false) {
         self.pids = pids
-        self.idle = idle
+        self.stopped = stopped
+        self.otherUsers = otherUsers
         self.hidden = hidden
     }
 
@@ -35,16 +37,19 @@ public struct LockHolder: Sendable, Equatable, CustomStringConvertible {
     /// Whether a holder is a process of this user that is not stopped: one
     /// at work, which lets go when it is done (or the kernel does, when it
     /// dies).
-    public var isWorking: Bool { pids.contains { !idle.contains($0) } }
+    public var isWorking: Bool { pids.contains { !stopped.contains($0) && !otherUsers.contains($0) } }
 
     /// "held by pid 1234", "held by pids 12 and 34", "held by pid 1234
-    /// (stopped, or another user's)", or for a holder not seen, "held by
-    /// a process of another user …"; empty for ``unknown``.
+    /// (stopped)", "(another user's)"; for a holder not seen, "held by a
+    /// process this user cannot see …"; empty for ``unknown``.
     public var description: String {
         guard !pids.isEmpty else {
             return hidden ? "held by a process this user cannot see (another user's: Linux reports no pid for an open file description lock)" : ""
         }
-        let named = pids.map { idle.contains($0) ? "\($0) (stopped, or another user's)" : "\($0)" }
+        let named = pids.map { pid in
+            let notes = (otherUsers.contains(pid) ? ["another user's"] : []) + (stopped.contains(pid) ? ["stopped"] : [])
+            return notes.isEmpty ? "\(pid)" : "\(pid) (\(notes.joined(separator: ", ")))"
+        }
         let list = named.count == 1 ? named[0] : named.dropLast().joined(separator: ", ") + " and " + named[named.count - 1]
         return "held by pid\(named.count == 1 ? "" : "s") \(list)" + (hidden ? " and a process this user cannot see" : "")
     }
@@ -55,26 +60,40 @@ public struct LockHolder: Sendable, Equatable, CustomStringConvertible {
         var reported: Int32 = 0
         let type: Int32 = kind == .shared ? CAS_LOCK_SHARED : CAS_LOCK_EXCLUSIVE
         guard cas_ofd_conflict(fd, type, &reported) == 1 else { return .unknown }
-        var mode: UInt32 = 0, size: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0
-        guard cas_fstat(fd, &mode, &size, &inode, &device) == 0 else { return LockHolder(hidden: true) }
-        let file = FileKey(device: device, inode: inode)
         var pids = Set<Int32>()
+        if reported > 0 { pids.insert(reported) }
+        var mode: UInt32 = 0, size: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0
+        guard cas_fstat(fd, &mode, &size, &inode, &device) == 0 else { return Self.seen(pids, hidden: reported <= 0) }
+        let all = ProcLocks.lines(of: "/proc/locks").filter { $0.conflicts(with: kind) }
+        // The file as /proc names it; by its inode alone where the device
+        // reads otherwise (an overlay, a device number of its own).
+        var file = FileKey(device: device, inode: inode).text
+        if !all.contains(where: { $0.file == file }),
+           let other = all.first(where: { $0.file.hasSuffix(":" + String(inode)) }) {
+            file = String(other.file)
+        }
         var hidden = false
         var openFileLocks = 0
-        for lock in ProcLocks.lines(of: "/proc/locks") where lock.file == file.text && lock.conflicts(with: kind) {
+        for lock in all where lock.file == file {
             switch lock.kind {
             case .openFile: openFileLocks += 1
             case .process: if lock.pid > 0 { pids.insert(lock.pid) } else { hidden = true }
             }
         }
         if openFileLocks > 0 {
-            let found = ProcLocks.openFileLockHolders(of: file.text, conflictingWith: kind, upTo: openFileLocks, own: fd)
+            let found = ProcLocks.openFileLockHolders(of: file, conflictingWith: kind, upTo: openFileLocks, own: fd)
             pids.formUnion(found.pids)
             if found.count < openFileLocks { hidden = true }
         }
-        if pids.isEmpty && !hidden { hidden = reported != 0 }
+        return Self.seen(pids, hidden: hidden || (pids.isEmpty && reported <= 0))
+    }
+
+    /// `pids`, each looked at: stopped, another user's.
+    private static func seen(_ pids: Set<Int32>, hidden: Bool) -> LockHolder {
         let sorted = pids.sorted()
-        return LockHolder(pids: sorted, idle: sorted.filter { !ProcLocks.isWorking($0) }, hidden: hidden)
+        let states = sorted.map { ($0, ProcLocks.state(of: $0)) }
+        return LockHolder(pids: sorted, stopped: states.filter { $0.1.stopped }.map(\.0),
+                          otherUsers: states.filter { $0.1.otherUser }.map(\.0), hidden: hidden)
     }
 }
 

@@ -73,9 +73,9 @@ import TestSupport
             Issue.record("locked a file a stopped process holds")
         } catch {
             guard case .timedOut(let t) = error else { Issue.record("\(error)"); return }
-            #expect(t.holder == LockHolder(pids: [peer.pid], idle: [peer.pid]))
+            #expect(t.holder == LockHolder(pids: [peer.pid], stopped: [peer.pid]))
             #expect(t.seconds >= 0.3)
-            #expect(t.description.hasSuffix("held by pid \(peer.pid) (stopped, or another user's)"))
+            #expect(t.description.hasSuffix("held by pid \(peer.pid) (stopped)"))
         }
     }
 

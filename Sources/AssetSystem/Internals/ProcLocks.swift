@@ -68,17 +68,20 @@ enum ProcLocks {
         return (pids, count)
     }
 
-    /// Whether process `pid` runs as this process's effective user and is
-    /// neither stopped (`T`, `t`) nor dead (`Z`, `X`).
-    static func isWorking(_ pid: Int32) -> Bool {
-        guard let stat = read("/proc/\(pid)/stat", limit: 4096), let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
-        guard let state, !"TtZX".contains(state) else { return false }
+    /// Whether process `pid` is stopped (`T`, `t`) or dead (`Z`, `X`), and
+    /// whether it runs as another effective user than this process; a
+    /// process whose files cannot be read is neither.
+    static func state(of pid: Int32) -> (stopped: Bool, otherUser: Bool) {
+        var stopped = false
+        if let stat = read("/proc/\(pid)/stat", limit: 4096), let close = stat.lastIndex(of: ")"),
+           let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first {
+            stopped = "TtZX".contains(state)
+        }
         guard let status = read("/proc/\(pid)/status", limit: 16384),
-              let uids = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return false }
+              let uids = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return (stopped, false) }
         let fields = uids.split(whereSeparator: { $0 == "\t" || $0 == " " })
-        guard fields.count >= 3, let effective = UInt32(fields[2]) else { return false }
-        return effective == geteuid()
+        guard fields.count >= 3, let effective = UInt32(fields[2]) else { return (stopped, false) }
+        return (stopped, effective != geteuid())
     }
 
     /// The text of the small file at `path`, read once up to `limit` bytes;
