@@ -88,11 +88,12 @@ public enum DiscretionaryGate {
                 continue
             }
             for slot in 0..<policy.maximumConcurrentDownloads {
-                do throws(Errno) {
+                do throws(LockError) {
                     let lock = try FileLock(path: slots + "/\(slot).lock", wait: .none)
                     return DiscretionaryTurn(slot: slot, lock: lock)
-                } catch where error == .wouldBlock {
-                    continue
+                } catch {
+                    guard case .system(let e) = error else { continue }
+                    throw e
                 }
             }
             let n = policy.maximumConcurrentDownloads

@@ -240,19 +240,31 @@ extension AssetPackManager {
     }
 
     /// `<container>/downloads/<id>.lock`, locked (OFD): one download of a
-    /// pack at a time across threads and processes. Without `wait`, a lock
-    /// held elsewhere throws `.system` with `EWOULDBLOCK`.
+    /// pack at a time across threads and processes, waited for as the
+    /// store's ``AssetStore/lockWait`` says (a download behind another of
+    /// the same pack waits for as long as that one is at work). With `wait`
+    /// false, a lock held elsewhere throws `.lockTimeout` at once. The file
+    /// has the container's lock file mode (0600; 0660 shared with a group).
     func downloadLock(_ id: String, wait: Bool = true) throws(AssetPackError) -> FileDescriptor {
         let board = downloadBoard
+        let path = board.lockPath(of: id)
+        let fd: FileDescriptor
         do {
             try board.prepare()
-            let path = board.lockPath(of: id)
-            let fd = try FileDescriptor.open(path, [.readWrite, .create, .noFollow])
-            try FileLock.lock(fd, wait: wait ? .forever : .none, path: path)
-            return fd
+            fd = try FileDescriptor.open(path, [.readWrite, .create, .noFollow], permissions: store.lockFileMode)
         } catch {
             throw AssetPackError(error)
         }
+        _ = try? fd.setPermissionsIfOwned(store.lockFileMode)
+        do {
+            try FileLock.lock(fd, wait: wait ? store.lockWait : .none, path: path)
+        } catch {
+            switch error {
+            case .timedOut(let t): throw AssetPackError(StoreError.lockTimeout(t.named("the download lock of '\(id)'")))
+            case .system(let e): throw AssetPackError(e)
+            }
+        }
+        return fd
     }
 
     func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {

@@ -267,7 +267,7 @@ extension AssetPackManager {
         // Nobody runs it: take the lock so nobody starts it meanwhile (when
         // somebody just did, it has a record to be asked through).
         let lock: FileDescriptor
-        do { lock = try downloadLock(id, wait: false) } catch where error.systemError == Errno.wouldBlock.rawValue {
+        do { lock = try downloadLock(id, wait: false) } catch where error.code == .lockTimeout {
             Monotonic.sleep(DownloadReporter.writeInterval)
             return try cancelDownload(ofAssetPackWithID: id)
         }

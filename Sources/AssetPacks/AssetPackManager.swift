@@ -51,8 +51,15 @@ public final class AssetPackManager: Sendable {
 
     /// How a manager opens its container.
     public struct Options: Sendable {
-        /// How long installs and removals wait for another process's lock on
-        /// the same pack, in seconds; `nil` waits for ever.
+        /// How long to wait for a lock another process holds — a pack's
+        /// (installs, removals), the container's, a download's, the index's
+        /// map-length lock — in seconds, whoever holds it: then the call
+        /// fails with ``AssetPackError/Code/lockTimeout``, naming the lock
+        /// file and its holder's pid where one can be seen. `nil`, the
+        /// default, waits for as long as the holder is a process of this
+        /// user at work (not stopped), and 10 s while it is not: a process
+        /// of another user, a stopped one, or one that cannot be seen.
+        /// Finite and not negative; 0 does not wait at all.
         public var lockTimeout: Double?
         /// Whether a missing container is created. With `false`, a missing
         /// container is an error (``AssetPackError/Code/noContainer``):
@@ -141,7 +148,7 @@ public final class AssetPackManager: Sendable {
         }
         policies = try Policies(options)
         var engineOptions = AssetStore.Options()
-        engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
+        engineOptions.lockWait = try Self.lockWait(options.lockTimeout)
         engineOptions.createsContainer = options.createsContainer
         engineOptions.clearsStaleReaders = options.clearsStaleReaders
         engineOptions.limits = options.limits.map(PackLimits.init)
@@ -150,6 +157,26 @@ public final class AssetPackManager: Sendable {
         self.container = container
         self.catalogSource = options.catalog
         self.downloadsInProcess = options.downloadsInProcess
+    }
+
+    /// Sets how long this manager's calls wait from now on for a lock
+    /// another process holds, as ``Options/lockTimeout`` says (`nil`: the
+    /// default). The index's map-length lock, taken while a process maps the
+    /// index, keeps the wait it was opened with.
+    ///
+    /// - Throws: `.invalidOption` for a negative, infinite or NaN value.
+    public func setLockTimeout(_ seconds: Double?) throws(AssetPackError) {
+        store.setLockWait(try Self.lockWait(seconds))
+    }
+
+    /// The store's wait for a lock timeout in seconds (`nil`: the default).
+    private static func lockWait(_ seconds: Double?) throws(AssetPackError) -> FileLock.Wait {
+        guard let seconds else { return .standard }
+        guard seconds.isFinite, seconds >= 0 else {
+            throw AssetPackError(.invalidOption, field: "lockTimeout",
+                                 message: "AssetPackManager.Options.lockTimeout must be a finite number of seconds, 0 or more, not \(seconds)")
+        }
+        return .seconds(seconds)
     }
 
     /// The installed pack with this ID.

@@ -164,11 +164,12 @@ public final class DescriptorDaemon: Sendable {
         let lockPath = container.daemonLockPath
         reserve = Mutex(try? FileDescriptor.open("/dev/null"))
         do {
-            lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none)
-        } catch where error == .wouldBlock {
-            throw AssetPackError(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
+            lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none, mode: manager.store.lockFileMode)
         } catch {
-            throw AssetPackError(error)
+            guard case .system(let e) = error else {
+                throw AssetPackError(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
+            }
+            throw AssetPackError(e)
         }
         let activated: UnixListener?
         do { activated = configuration.acceptsSocketActivation ? try Self.activatedListener() : nil } catch { throw AssetPackError(error) }

@@ -261,7 +261,7 @@ extension AssetStore {
     private func stage(
         copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> StagedFile {
-        let staged = try StagedFile(in: layout.staging, label: label)
+        let staged = try StagedFile(in: layout.staging, label: label, groupShared: layout.isGroupShared)
         CrashPoint.hit("install.staging-named")
         do {
             try Self.copy(size, from: source, to: staged.descriptor, progress: progress)

@@ -1,4 +1,7 @@
 import AssetSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The container's directories, each opened once and held open, so that
 /// every file of the container is opened by one name relative to its
@@ -29,6 +32,15 @@ final class ContainerLayout: Sendable {
     let cache: LayoutDirectory
     let locks: LayoutDirectory
     let packLocks: LayoutDirectory
+    /// Whether the container is shared with a group: its directory has the
+    /// set-group-ID bit (`chmod g+s`), so that what is made in it takes the
+    /// directory's group.
+    let isGroupShared: Bool
+    /// The mode of the container's lock files (and of the index's
+    /// `lock.mdb` and `map.lock`): 0660 in a container shared with a group,
+    /// else 0600 — only the writers of the container can open them, so no
+    /// reader can hold a lock a writer waits for.
+    var lockFileMode: UInt32 { isGroupShared ? 0o660 : 0o600 }
 
     /// Opens the layout of `container`. With `creating`, makes what is
     /// missing (`mkdirat` relative to the parent), durably: each directory
@@ -49,13 +61,33 @@ final class ContainerLayout: Sendable {
         } catch {
             throw .system(error)
         }
+        do { isGroupShared = try rootDescriptor.status().mode & UInt32(S_ISGID) != 0 } catch {
+            throw .system(error.with(operation: "fstat", path: container.path))
+        }
         root = LayoutDirectory(name: "", path: container.path, parent: nil, state: .open(rootDescriptor))
-        index = try Self.open("index", in: root, creating: creating)
-        packs = try Self.open("packs", in: root, creating: creating)
-        staging = try Self.open("staging", in: root, creating: creating)
-        cache = try Self.open("cache", in: root, creating: creating)
-        locks = try Self.open("locks", in: root, creating: creating)
-        packLocks = try Self.open("packs", in: locks, creating: creating)
+        // In a group's container the group writes too: a writer gives the
+        // directories it makes (or finds, of its own) group write, besides
+        // the set-group-ID bit they inherit.
+        let data: Access? = isGroupShared ? .add(0o2070) : nil
+        index = try Self.open("index", in: root, creating: creating, access: data)
+        packs = try Self.open("packs", in: root, creating: creating, access: data)
+        staging = try Self.open("staging", in: root, creating: creating, access: data)
+        cache = try Self.open("cache", in: root, creating: creating, access: data)
+        // Only the container's writers may open its lock files: a writer
+        // sets the lock directories' mode (narrowing those of containers
+        // made before), so that no one else can open even a lock file that
+        // a former version made 0644. Mode 2770 in a group's container.
+        let locked = Access.exactly(isGroupShared ? 0o2770 : 0o700)
+        locks = try Self.open("locks", in: root, creating: creating, access: locked)
+        packLocks = try Self.open("packs", in: locks, creating: creating, access: locked)
+    }
+
+    /// What a writer makes of a directory's permissions.
+    private enum Access {
+        /// Exactly this mode.
+        case exactly(UInt32)
+        /// These bits besides the ones it has.
+        case add(UInt32)
     }
 
     /// The directories below the container, as verify lists them.
@@ -85,8 +117,9 @@ final class ContainerLayout: Sendable {
     /// Opens `name` in `parent` as a directory, without following a symlink.
     /// With `creating`, makes it when it is missing and then flushes
     /// `parent`, so that the new directory survives a power loss before
-    /// anything is put in it.
-    private static func open(_ name: String, in parent: LayoutDirectory, creating: Bool) throws(StoreError) -> LayoutDirectory {
+    /// anything is put in it, and gives it the `access` asked for when this
+    /// process owns it (best effort: the lock files' own mode still holds).
+    private static func open(_ name: String, in parent: LayoutDirectory, creating: Bool, access: Access?) throws(StoreError) -> LayoutDirectory {
         let relative = parent.name.isEmpty ? name : parent.name + "/" + name
         let path = parent.path + "/" + name
         guard let anchor = parent.openAnchor else {
@@ -96,8 +129,15 @@ final class ContainerLayout: Sendable {
         var made = false
         let directory: LayoutDirectory
         do {
-            if creating { made = try FileSystem.createDirectory(name, relativeTo: anchor) }
+            var mode: UInt32 = 0o755
+            if case .exactly(let exact) = access { mode = exact & 0o777 }
+            if creating { made = try FileSystem.createDirectory(name, relativeTo: anchor, permissions: mode) }
             let fd = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
+            switch access {
+            case .exactly(let exact) where creating: _ = try? fd.setPermissionsIfOwned(exact)
+            case .add(let bits) where creating: _ = try? fd.addPermissionsIfOwned(bits)
+            default: break
+            }
             directory = LayoutDirectory(name: relative, path: path, parent: parent, state: .open(fd))
         } catch where error == .noSuchFile && !creating {
             return LayoutDirectory(name: relative, path: path, parent: parent, state: .missing)

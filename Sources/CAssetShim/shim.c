@@ -352,6 +352,25 @@ int cas_ofd_lock(int fd, int type, int wait) {
     RETURN_OR_ERRNO(fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl));
 }
 
+int cas_ofd_conflict(int fd, int type, int32_t *pid) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type == CAS_LOCK_SHARED ? F_RDLCK : F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -errno;
+    if (fl.l_type == F_UNLCK) return 0;
+    *pid = (int32_t)fl.l_pid;
+    return 1;
+}
+
+int cas_fchmod_owned(int fd, uint32_t clear, uint32_t set) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    mode_t old = st.st_mode & 07777, mode = (mode_t)(((old & ~clear) | set) & 07777);
+    if (mode == old || st.st_uid != geteuid()) return 0;
+    RETURN_OR_ERRNO(fchmod(fd, mode) == 0 ? 1 : -1);
+}
+
 int cas_ofd_probe(int fd) {
     struct flock fl;
     memset(&fl, 0, sizeof fl);

@@ -27,7 +27,7 @@ struct Surface: Sendable, CustomStringConvertible {
         }
     }
 
-    static let container = ["--container <dir>", "--group <id>"]
+    static let container = ["--container <dir>", "--group <id>", "--lock-timeout <seconds>"]
 
     static let all: [Surface] = [
         Surface(name: "template", options: ["-o, --output <file>"],
@@ -36,13 +36,13 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["package", "m.json"], message: "missing --output <pack>"),
         Surface(name: "inspect", options: ["--json"], arguments: ["<pack>"],
                 refused: ["inspect"], message: "missing <pack>"),
-        Surface(name: "install", options: ["--id <id>", "--background", "--json"] + container + ["--lock-timeout <seconds>"], arguments: ["<pack>"],
+        Surface(name: "install", options: ["--id <id>", "--background", "--json"] + container, arguments: ["<pack>"],
                 refused: ["install", "a.zip", "b.zip"], message: "unexpected argument 'b.zip'"),
         Surface(name: "ls", options: ["--prefix <dir>", "--json"] + container, arguments: ["<pack-id>"],
                 refused: ["ls", "--prefix"], message: "option '--prefix' needs a value"),
         Surface(name: "cat", options: ["--pack <id>", "--descriptor", "--daemon", "--standalone", "--no-check"] + container, arguments: ["<path>"],
                 refused: ["cat", "--bogus", "a.txt"], message: "unknown option '--bogus'"),
-        Surface(name: "rm", options: container + ["--lock-timeout <seconds>"], arguments: ["<pack-id>"],
+        Surface(name: "rm", options: container, arguments: ["<pack-id>"],
                 refused: ["rm", "p", "--lock-timeout", "soon"], message: "'--lock-timeout' needs a non-negative number, not 'soon'"),
         Surface(name: "verify", options: ["--deep", "--pack <id>", "--repair", "--dry-run", "--json"] + container,
                 sections: ["EXIT STATUS"],
@@ -196,7 +196,7 @@ struct HelpSections {
             #expect(r.status == 64, "\(args)")
             let lines = r.stderr.split(separator: "\n").map(String.init)
             #expect(lines.first == "Error: \(message)", "\(r.stderr)")
-            #expect(lines.dropFirst().first?.hasPrefix("Usage: assetpack [--container <dir>] [--group <id>] <subcommand>") == true)
+            #expect(lines.dropFirst().first?.hasPrefix("Usage: assetpack [--container <dir>] [--group <id>] [--lock-timeout <seconds>]") == true)
             #expect(lines.last == "See 'assetpack --help'.")
         }
         // No arguments at all: the overview, on standard error.
@@ -210,7 +210,7 @@ struct HelpSections {
         #expect(try CLI.assetpack(["help"]).out == overview.out)
         let sections = HelpSections(overview.out)
         #expect(sections.titles == ["OVERVIEW", "USAGE", "OPTIONS", "SUBCOMMANDS"])
-        #expect(sections.labels("OPTIONS") == ["--container <dir>", "--group <id>", "--version", "-h, --help"])
+        #expect(sections.labels("OPTIONS") == ["--container <dir>", "--group <id>", "--lock-timeout <seconds>", "--version", "-h, --help"])
         #expect(overview.out.contains("'assetpack manpage"))
         let version = try CLI.assetpack(["--version"])
         #expect(version.status == 0 && version.out.hasPrefix("assetpack ") && version.out.split(separator: "\n").count == 1)

@@ -234,6 +234,23 @@ int cas_ofd_lock(int fd, int type, int wait);
  *  fcntl(2) F_OFD_GETLK. */
 int cas_ofd_probe(int fd);
 
+/** Whether some other description holds a lock on fd that conflicts with a
+ *  lock of type (CAS_LOCK_SHARED or CAS_LOCK_EXCLUSIVE): 1 yes, storing the
+ *  l_pid F_OFD_GETLK reports in *pid, 0 no, or -errno. Linux reports the
+ *  pid of a process-associated (F_SETLK) lock, 0 when that process is
+ *  outside the caller's PID namespace, and -1 for an open file description
+ *  lock, whoever holds it. fcntl(2) F_OFD_GETLK. */
+int cas_ofd_conflict(int fd, int type, int32_t *pid);
+
+/* ---- Permissions --------------------------------------------------------------- */
+
+/** Sets fd's permission bits (07777) to (bits & ~clear) | set when that
+ *  differs from what they are and the process's effective uid owns the
+ *  file: 1 changed, 0 left as it was (already so, or another user's file),
+ *  or -errno. clear 07777 sets the mode set; clear 0 adds the bits set.
+ *  fstat(2), fchmod(2). */
+int cas_fchmod_owned(int fd, uint32_t clear, uint32_t set);
+
 /* ---- Unix sockets ------------------------------------------------------------ */
 
 /** Sends count bytes of data on the connected socket sock, with the

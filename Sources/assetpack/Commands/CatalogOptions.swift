@@ -28,12 +28,14 @@ enum CatalogOptions {
             throw .usage("--catalog must be an http:// or https:// URL: '\(url)'")
         }
         let rangeRequests = try arguments.wholeNumber(maxRangeRequests, in: 1...64)
+        let lockTimeout = try StoreOptions.lockTimeout(arguments)
         do throws(AssetPackError) {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
             var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
             if let rangeRequests { source.maximumRangeRequests = rangeRequests }
             var options = options
             options.catalog = source
+            options.lockTimeout = lockTimeout
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
         } catch {
             throw .from(error)

@@ -67,6 +67,9 @@ check(AssetPackManager.Container.default(group: "g", environment: ["HOME": "/hom
       "default container")
 let manager = try AssetPackManager(container: container, options: AssetPackManager.Options(lockTimeout: 5))
 check(manager.container == container, "container")
+expectError(.invalidOption, "a lock timeout that is not a number of seconds") { try manager.setLockTimeout(.nan) }
+try manager.setLockTimeout(nil)
+try manager.setLockTimeout(5)
 let result = try manager.installPack(at: work + "/Consumer.zip", progress: { _ in steps.add() })
 check(result.change == .installed && result.pack.memberCount == 2, "installed")
 let same = try manager.install(packAt: URL(fileURLWithPath: work + "/Consumer.zip"))
