@@ -154,6 +154,9 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case daemonBusy = 68
         /// The daemon failed in a way that has no code of its own.
         case daemonFailed = 69
+        /// This process may not make the request (``reason`` says why): a
+        /// pause, resume or cancel named a download another user runs (``pack``).
+        case requestNotPermitted = 70
 
     }
 
@@ -348,6 +351,11 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case pieceMapTooLarge = 864
         /// The bytes fetched are not the size or SHA-256 their reference gives.
         case pieceMapReferenceMismatch = 865
+
+        // requestNotPermitted
+        /// A pause, resume or cancel of a download that another user runs
+        /// (only its user, the container's owner and root may steer it).
+        case otherUsersDownload = 872
     }
 
     /// What went wrong.

@@ -87,7 +87,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .invalidPieceMap:
+             .invalidPieceMap, .requestNotPermitted:
             return nil
         }
     }
@@ -223,7 +223,7 @@ enum DaemonReply {
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .invalidPieceMap:
+             .invalidPieceMap, .requestNotPermitted:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {
                 return .failure(.init("status \(status), which the daemon does not send"))

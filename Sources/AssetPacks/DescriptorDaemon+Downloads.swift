@@ -63,10 +63,14 @@ extension DescriptorDaemon {
         private let container: AssetPackManager.Container
         private let limit: Int
         private let log: (@Sendable (String) -> Void)?
+        /// What the managers of jobs are opened with.
+        private let options: AssetPackManager.Options
 
-        init(container: AssetPackManager.Container, maximumDownloads: Int, log: (@Sendable (String) -> Void)?) {
+        init(container: AssetPackManager.Container, maximumDownloads: Int, options: AssetPackManager.Options,
+             log: (@Sendable (String) -> Void)?) {
             self.container = container
             self.limit = max(1, maximumDownloads)
+            self.options = options
             self.log = log
         }
 
@@ -169,7 +173,11 @@ extension DescriptorDaemon {
         /// The manager that downloads from `source`, made on first use.
         private func manager(for source: AssetPackManager.CatalogSource) throws(AssetPackError) -> AssetPackManager {
             if let manager = state.withLock({ $0.managers[source] }) { return manager }
-            let manager = try AssetPackManager(container: container, options: .init(catalog: source, downloadsInProcess: true))
+            var options = self.options
+            options.catalog = source
+            options.downloadsInProcess = true
+            options.log = log
+            let manager = try AssetPackManager(container: container, options: options)
             return state.withLock { s in
                 if let other = s.managers[source] { return other }
                 if s.managers.count >= Self.maximumManagers { s.managers.removeAll() }

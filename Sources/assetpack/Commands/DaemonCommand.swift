@@ -63,7 +63,7 @@ enum DaemonCommand: Command {
 
     static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
                           maxConnectionsPerUser, memoryCache, memoryBudget, maxDownloads]
-        + CommonOptions.containerOptions
+        + CatalogCacheOptions.options + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         var configuration = DescriptorDaemon.Configuration()
@@ -101,7 +101,10 @@ enum DaemonCommand: Command {
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
         configuration.acceptsSocketActivation = true
 
-        let manager = try StoreOptions.manager(arguments)
+        var options = AssetPackManager.Options(lockTimeout: try StoreOptions.lockTimeout(arguments))
+        try CatalogCacheOptions.apply(arguments, to: &options)
+        let manager: AssetPackManager
+        do { manager = try AssetPackManager(container: StoreOptions.container(arguments), options: options) } catch { throw .from(error) }
         let daemon: DescriptorDaemon
         do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
 
