@@ -139,11 +139,14 @@ extension AssetPackManager {
 
     /// Whether `error`, from a hand-off, says that no daemon takes the
     /// download (rather than that the download failed): none answers or the
-    /// connection broke before the reply, or it refuses this process or the
-    /// request's kind (a daemon that predates downloads).
+    /// connection broke before the reply, or it refuses this process, the
+    /// request's kind (a daemon that predates downloads) or its source (a
+    /// peer that is not the container's owner asking for a source the owner
+    /// did not configure: this process then downloads as itself).
     static func meansNoAgent(_ error: AssetPackError) -> Bool {
         switch error.code {
-        case .daemonUnavailable, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
+        case .daemonUnavailable, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed,
+             .requestNotPermitted:
             return true
         default:
             return false

@@ -81,13 +81,14 @@ enum DaemonReply {
         case .system, .index: return error.path.map { [$0] } ?? []
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return []
+        case .requestNotPermitted: return [error.pack ?? "", error.path ?? "", reason]
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .invalidPieceMap, .requestNotPermitted:
+             .invalidPieceMap:
             return nil
         }
     }
@@ -217,13 +218,17 @@ enum DaemonReply {
             e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
+        case .requestNotPermitted:
+            guard f.count == 3, let r = reason(f[2]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[0].isEmpty ? nil : f[0], path: f[1].isEmpty ? nil : f[1],
+                               message: "descriptor daemon at \(socket) refused the request: \(message)")
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
              .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
-             .invalidPieceMap, .requestNotPermitted:
+             .invalidPieceMap:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {
                 return .failure(.init("status \(status), which the daemon does not send"))

@@ -223,7 +223,7 @@ public final class DescriptorDaemon: Sendable {
         self.workers = Workers(count: min(8, max(2, ProcessInfo.processInfo.activeProcessorCount)))
         var jobOptions = AssetPackManager.Options()
         jobOptions.catalogCache = manager.catalogCache
-        self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
+        self.downloads = Downloads(manager: manager, owner: getuid(), maximumDownloads: configuration.maximumDownloads,
                                    options: jobOptions, log: configuration.log)
         self.socketPath = path
         self.configuration = configuration

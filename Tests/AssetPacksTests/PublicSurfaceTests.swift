@@ -65,7 +65,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .pieceMapBadValue: 854, .pieceMapPackMismatch: 855, .pieceMapVersionMismatch: 856, .pieceMapSizeMismatch: 857,
             .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
             .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
-            .otherUsersDownload: 872,
+            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }
