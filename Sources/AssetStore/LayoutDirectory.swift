@@ -1,4 +1,7 @@
 public import AssetSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One directory of the container's layout and what opening it found.
 ///
@@ -232,13 +235,16 @@ public final class LayoutDirectory: Sendable {
 
     /// The directory `name` in this one, opened as the layout's own are
     /// (`O_DIRECTORY | O_NOFOLLOW` relative to this descriptor) and, with
-    /// `creating`, made when missing: `catalog/<hash>/`.
+    /// `creating`, made when missing — with group write, as the layout's
+    /// data directories, when this one has the set-group-ID bit (a group's
+    /// container): `catalog/<hash>/`.
     ///
     /// - Throws: `.symlinkInContainer` naming it when it is a symlink (or
     ///   this directory is), `.system` naming it for every other failure;
     ///   without `creating`, a missing one is returned as missing.
     public func subdirectory(_ name: String, creating: Bool) throws(StoreError) -> LayoutDirectory {
-        let directory = try ContainerLayout.open(name, in: self, creating: creating, access: nil)
+        let shared = creating && ((try? status())?.mode ?? 0) & UInt32(S_ISGID) != 0
+        let directory = try ContainerLayout.open(name, in: self, creating: creating, access: shared ? .add(0o2070) : nil)
         if directory.isSymlink { throw .symlinkInContainer(path: directory.path) }
         if creating, directory.isMissing { _ = try anchor() }
         return directory
