@@ -80,6 +80,9 @@ public final class Downloader {
         /// Range requests a delta download runs at once (through the one
         /// multi handle, each on a connection of its own); 1 to 64.
         public var maximumRangeRequests = 4
+        /// How much of the container's catalog cache a catalog fetch keeps
+        /// (``CatalogCache/Limits``).
+        public var catalogCache = CatalogCache.Limits()
 
         public init() {}
 

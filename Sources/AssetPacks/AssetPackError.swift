@@ -154,6 +154,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case daemonBusy = 68
         /// The daemon failed in a way that has no code of its own.
         case daemonFailed = 69
+        /// This process may not make the request (``reason`` says why): a
+        /// daemon peer that is not the container's owner asked for a
+        /// download from a catalog source the owner did not configure
+        /// (``path`` is the catalog's URL), or a pause, resume or cancel
+        /// named a download another user runs (``pack``).
+        case requestNotPermitted = 70
 
     }
 
@@ -348,6 +354,17 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case pieceMapTooLarge = 864
         /// The bytes fetched are not the size or SHA-256 their reference gives.
         case pieceMapReferenceMismatch = 865
+
+        // requestNotPermitted
+        /// A daemon peer asked for a download from a catalog URL and key
+        /// that the container's owner did not configure (`assetpack sources`).
+        case sourceNotConfigured = 870
+        /// A daemon peer asked for a download from a catalog without a key:
+        /// an unsigned catalog is never a configured source for a peer.
+        case unsignedSource = 871
+        /// A pause, resume or cancel of a download that another user runs
+        /// (only its user, the container's owner and root may steer it).
+        case otherUsersDownload = 872
     }
 
     /// What went wrong.

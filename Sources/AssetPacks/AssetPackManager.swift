@@ -107,6 +107,12 @@ public final class AssetPackManager: Sendable {
         public var memoryFileCacheBytes: Int64 = 64 << 20
         /// Memory files kept at most (each holds a descriptor); 0 keeps none.
         public var memoryFileCacheCount = 128
+        /// How much of the container's catalog cache (`<container>/catalog/`)
+        /// this manager keeps when it fetches a catalog.
+        public var catalogCache = CatalogCache()
+        /// Lines for an operator's log (a control request a download
+        /// ignored, and why): the daemon's managers pass its log.
+        var log: (@Sendable (String) -> Void)?
 
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
                     limits: Limits? = nil, catalog: CatalogSource? = nil, discretionary: Discretionary = Discretionary(),
@@ -134,6 +140,10 @@ public final class AssetPackManager: Sendable {
     let policies: Policies
     /// Whether downloads never go to the daemon (``Options/downloadsInProcess``).
     let downloadsInProcess: Bool
+    /// ``Options/catalogCache``.
+    let catalogCache: Options.CatalogCache
+    /// ``Options/log``.
+    let log: (@Sendable (String) -> Void)?
 
     /// A manager for `container` (by default the default group's).
     ///
@@ -146,6 +156,7 @@ public final class AssetPackManager: Sendable {
         where value < 0 {
             throw AssetPackError(.invalidOption, field: field, message: "AssetPackManager.Options.\(field) must be 0 or more (0 keeps none), not \(value)")
         }
+        try options.catalogCache.validate()
         policies = try Policies(options)
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = try Self.lockWait(options.lockTimeout)
@@ -157,6 +168,8 @@ public final class AssetPackManager: Sendable {
         self.container = container
         self.catalogSource = options.catalog
         self.downloadsInProcess = options.downloadsInProcess
+        self.catalogCache = options.catalogCache
+        self.log = options.log
     }
 
     /// Sets how long this manager's calls wait from now on for a lock

@@ -221,8 +221,10 @@ public final class DescriptorDaemon: Sendable {
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
         self.workers = Workers(count: min(8, max(2, ProcessInfo.processInfo.activeProcessorCount)))
-        self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
-                                   log: configuration.log)
+        var jobOptions = AssetPackManager.Options()
+        jobOptions.catalogCache = manager.catalogCache
+        self.downloads = Downloads(manager: manager, owner: getuid(), maximumDownloads: configuration.maximumDownloads,
+                                   options: jobOptions, log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager

@@ -185,32 +185,51 @@ extension AssetStore {
         }
     }
 
-    /// Symlinks in the layout: each is moved to `quarantine/` (the link
-    /// itself; its target is never touched), and a directory of the layout
-    /// that was a link is made again, empty.
+    /// Symlinks anywhere in the container: each is moved to `quarantine/`
+    /// (the link itself; its target is never touched), and a directory of
+    /// the layout that was a link is made again, empty, with the layout's
+    /// directories inside it (`locks/packs/`, `downloads/slots/`). The
+    /// directory holding a link is reached from the container's descriptor
+    /// component by component, never through a link.
     private func planSymlinks(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
         for f in report.findings(.layoutSymlink) {
             guard let object = f.object else { continue }
-            let parentName = object.split(separator: "/").dropLast().joined(separator: "/")
-            let name = String(object.split(separator: "/").last ?? "")
-            guard let parent = ([layout.root] + layout.directories).first(where: { $0.name == parentName }) else { continue }
+            let components = object.split(separator: "/").map(String.init)
+            guard let name = components.last else { continue }
             let directory = layout.directories.first { $0.name == object }
             try plan.act([.layoutSymlink], pack: nil, "quarantine the symbolic link \(object)" +
                          (directory == nil ? "" : " and make \(object)/ again")) { () throws(StoreError) in
+                // A parent that is gone or a link itself now: nothing to move here.
+                guard let parent = try reachDirectory(components.dropLast()) else { return }
                 try quarantine(name, in: parent)
-                guard directory != nil, let anchor = parent.openAnchor else { return }
+                guard let directory, let anchor = parent.openAnchor else { return }
                 do throws(Errno) {
                     try FileSystem.createDirectory(name, relativeTo: anchor)
-                    if object == layout.locks.name {
-                        let locks = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
-                        try FileSystem.createDirectory(layout.packLocks.leaf, relativeTo: .descriptor(locks.rawValue))
-                        try locks.sync()
+                    let made = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
+                    for inside in layout.directories where inside.parent === directory {
+                        try FileSystem.createDirectory(inside.leaf, relativeTo: .descriptor(made.rawValue))
                     }
+                    try made.sync()
                 } catch {
                     throw .system(error.with(operation: error.operation, path: parent.path(of: name)))
                 }
             }
         }
+    }
+
+    /// The directory at `components` below the container, opened from the
+    /// container's descriptor one component at a time without following a
+    /// link; `nil` when one is missing or a link.
+    private func reachDirectory(_ components: ArraySlice<String>) throws(StoreError) -> LayoutDirectory? {
+        var directory = layout.root
+        for component in components {
+            do { directory = try directory.subdirectory(component, creating: false) } catch {
+                if case .symlinkInContainer = error { return nil }
+                throw error
+            }
+            if directory.isMissing { return nil }
+        }
+        return directory
     }
 
     /// Moves `name` in `directory` into `quarantine/` under its name and a

@@ -53,6 +53,9 @@ public struct OpenOptions: OptionSet, Sendable {
     public static let directory = OpenOptions(rawValue: O_DIRECTORY)
     public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
     public static let path = OpenOptions(rawValue: cas_o_path)
+    /// `O_NONBLOCK`: an open of a FIFO returns at once instead of waiting
+    /// for the other end (and reads and writes of it do not wait).
+    public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
 }
 
 /// A directory to resolve relative paths against: an open directory

@@ -77,6 +77,14 @@ int cas_fstatat(int dirfd, const char *path, int nofollow,
     return 0;
 }
 
+int cas_fstat_owner(int fd, uint32_t *uid, uint32_t *gid) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    *uid = (uint32_t)st.st_uid;
+    *gid = (uint32_t)st.st_gid;
+    return 0;
+}
+
 ssize_t cas_pread_full(int fd, void *buffer, size_t count, int64_t offset) {
     size_t done = 0;
     while (done < count) {
@@ -714,6 +722,11 @@ int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, 
 
 int cas_set_mtime(int fd, int64_t sec) {
     struct timespec times[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = (time_t)sec, .tv_nsec = 0 } };
+    RETURN_OR_ERRNO(futimens(fd, times));
+}
+
+int cas_touch_mtime(int fd) {
+    struct timespec times[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = 0, .tv_nsec = UTIME_NOW } };
     RETURN_OR_ERRNO(futimens(fd, times));
 }
 

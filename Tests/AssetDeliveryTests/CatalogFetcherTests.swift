@@ -31,7 +31,7 @@ import TestSupport
             var options = Downloader.Options()
             options.maximumAttempts = 2
             options.initialBackoff = 0.01
-            return try CatalogFetcher(catalogURL: base + "/catalog.json", publicKey: key, container: container, options: options)
+            return try CatalogFetcher(catalogURL: base + "/catalog.json", publicKey: key, store: AssetStore(container: container), options: options)
         }
 
         func cached(_ name: String, _ fetcher: CatalogFetcher) -> [UInt8]? {

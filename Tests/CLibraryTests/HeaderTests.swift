@@ -81,7 +81,7 @@ import TestSupport
             ("AP_EDLCANCELLED", .downloadCancelled), ("AP_ENODOWNLOAD", .noDownloadInProgress), ("AP_EPEER", .peerNotAllowed),
             ("AP_EPIECEMAP", .invalidPieceMap),
             ("AP_EREQUEST", .malformedRequest), ("AP_EREQUESTTOOLARGE", .requestTooLarge), ("AP_EPROTOCOL", .unsupportedVersion),
-            ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed),
+            ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed), ("AP_ENOTPERMITTED", .requestNotPermitted),
         ]
         #expect(Set(pinned.map(\.1)) == Set(AssetPackError.Code.allCases), "a Swift code without its AP_E constant")
         let own = [("AP_OK", Int32(0)), ("AP_EINVAL", -100), ("AP_ERANGE", -101), ("AP_EREADONLY", -102)]

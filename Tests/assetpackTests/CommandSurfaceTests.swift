@@ -28,6 +28,7 @@ struct Surface: Sendable, CustomStringConvertible {
     }
 
     static let container = ["--container <dir>", "--group <id>", "--lock-timeout <seconds>"]
+    static let catalogCache = ["--catalog-cache-count <n>", "--catalog-cache-size <bytes>", "--catalog-cache-days <days>"]
 
     static let all: [Surface] = [
         Surface(name: "template", options: ["-o, --output <file>"],
@@ -63,9 +64,11 @@ struct Surface: Sendable, CustomStringConvertible {
                                          "--fail-rate <p>", "--stall-after <bytes>", "--ignore-range", "--fault-seed <n>",
                                          "--fault-path <glob>"], arguments: ["<dir>"],
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
-        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>", "--json"] + container,
+        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + catalogCache
+                    + ["--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>", "--event <event>", "--json"] + container
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + catalogCache
+                    + ["--event <event>", "--json"] + container
                     + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
         Surface(name: "status", options: ["--watch", "--json"] + container, arguments: ["<pack>"],
@@ -80,8 +83,12 @@ struct Surface: Sendable, CustomStringConvertible {
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
                                           "--idle-timeout <seconds>", "--max-connections <n>",
                                           "--max-connections-per-user <n>", "--memory-cache <bytes>",
-                                          "--memory-budget <bytes>", "--max-downloads <n>"] + container,
+                                          "--memory-budget <bytes>", "--max-downloads <n>"] + catalogCache + container,
                 refused: ["daemon", "--max-connections", "0"], message: "'--max-connections' needs a whole number of at least 1"),
+        Surface(name: "sources", options: ["--key <pubkey>", "--channel <name>", "--ca-file <file>", "--json"] + container,
+                arguments: ["<action>", "<url>"],
+                refused: ["sources", "add", "http://127.0.0.1/catalog.json"],
+                message: "add needs --key: an unsigned catalog is never a source for another user"),
         Surface(name: "demo", options: ["--keep", "--container <dir>"],
                 refused: ["demo", "--keep", "--keep"], message: "option '--keep' given more than once"),
         Surface(name: "help", options: [], arguments: ["<subcommand>"],

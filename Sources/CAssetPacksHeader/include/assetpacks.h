@@ -204,6 +204,10 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EBUSY (-68)
 /** The daemon failed in a way that has no code of its own. */
 #define AP_EDAEMONFAILED (-69)
+/** This process may not make the request: a download from a catalog source
+ *  the container's owner did not configure, asked of the daemon by another
+ *  user; a pause, resume or cancel of a download another user runs. */
+#define AP_ENOTPERMITTED (-70)
 
 /* The C layer's own. */
 

@@ -69,6 +69,10 @@ int cas_fstat(int fd, uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *
 int cas_fstatat(int dirfd, const char *path, int nofollow,
                 uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device);
 
+/** The owner of fd: *uid receives st_uid, *gid st_gid. Returns 0 or -errno.
+ *  fstat(2). */
+int cas_fstat_owner(int fd, uint32_t *uid, uint32_t *gid);
+
 /* ---- Reading and writing ------------------------------------------------ */
 
 /** Reads up to count bytes at offset, looping over short reads and EINTR
@@ -392,6 +396,11 @@ int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
  *  ns) since 1970 UTC, leaving the access time. Returns 0 or -errno.
  *  futimens(2). */
 int cas_set_mtime(int fd, int64_t sec);
+
+/** Sets the modification time of the open file fd to now (to the
+ *  nanosecond the clock gives), leaving the access time. Returns 0 or
+ *  -errno. futimens(2) with UTIME_NOW. */
+int cas_touch_mtime(int fd);
 
 /** Raises the soft limit on open descriptors (RLIMIT_NOFILE) to at least
  *  wanted, as far as the hard limit allows. Returns the soft limit now in

@@ -18,7 +18,7 @@ enum CatalogOptions {
         "max-range-requests", placeholder: "n",
         help: "Range requests a delta update keeps in flight at once (1-64, default 4).")
 
-    static let options = [catalog, key, caFile, maxRangeRequests]
+    static let options = [catalog, key, caFile, maxRangeRequests] + CatalogCacheOptions.options
 
     /// The manager of the named container, downloading from `--catalog`,
     /// opened with `options` otherwise.
@@ -29,11 +29,12 @@ enum CatalogOptions {
         }
         let rangeRequests = try arguments.wholeNumber(maxRangeRequests, in: 1...64)
         let lockTimeout = try StoreOptions.lockTimeout(arguments)
+        var options = options
+        try CatalogCacheOptions.apply(arguments, to: &options)
         do throws(AssetPackError) {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
             var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
             if let rangeRequests { source.maximumRangeRequests = rangeRequests }
-            var options = options
             options.catalog = source
             options.lockTimeout = lockTimeout
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
