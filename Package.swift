@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "AssetStore", dependencies: ["AssetSystem", "AssetArchive", "AssetIndex", "AssetJSON"]),
         // Catalogs: parse, sign (Ed25519), verify, rollback state; publishing.
         .target(name: "AssetDelivery", dependencies: ["AssetStore", "AssetArchive", "AssetJSON", "AssetSystem", "CCrypto", "CCurl"]),
-        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON", "AssetDelivery"],
+        .target(name: "AssetPacks", dependencies: ["AssetStore", "AssetJSON", "AssetDelivery", "AssetArchive", "AssetIndex", "AssetSystem"],
                 swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // `assetpack serve`: the development HTTP/1.1 server; only the CLI links it.
         .target(name: "AssetServer", dependencies: ["AssetSystem", "CAssetShim"]),
@@ -43,7 +43,7 @@ let package = Package(
         // structures and constants from the header C programs include.
         .target(name: "CAssetPacksHeader"),
         .target(name: "AssetPacksC", dependencies: ["AssetPacks", "CAssetPacksHeader"]),
-        .executableTarget(name: "assetpack", dependencies: ["AssetPacks", "AssetServer"],
+        .executableTarget(name: "assetpack", dependencies: ["AssetPacks", "AssetServer", "AssetSystem"],
                           swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
 
         // Benchmark harness and the peers it measures against (linked only here).
@@ -72,19 +72,19 @@ let package = Package(
         .testTarget(name: "AssetJSONTests", dependencies: ["AssetJSON", "TestSupport"]),
         .testTarget(name: "AssetArchiveTests", dependencies: ["AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetIndexTests", dependencies: ["AssetIndex", "AssetSystem", "TestSupport"]),
-        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetSystem", "TestSupport"]),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "AssetArchive", "AssetIndex", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetDeliveryTests", dependencies: ["AssetDelivery", "AssetStore", "AssetArchive", "AssetSystem", "TestSupport",
                                                                // the downloader killed mid-download; `serve`'s faults
                                                                "assetpack-testhelper", "assetpack"]),
-        .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "TestSupport"]),
+        .testTarget(name: "AssetPacksTests", dependencies: ["AssetPacks", "AssetDelivery", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem", "TestSupport"]),
         .testTarget(name: "AssetServerTests", dependencies: ["AssetServer", "AssetSystem", "TestSupport"]),
-        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "assetpack", "assetpack-testhelper", "TestSupport"]),
+        .testTarget(name: "assetpackTests", dependencies: ["AssetPacks", "AssetStore", "AssetIndex", "AssetArchive", "AssetSystem", "assetpack", "assetpack-testhelper", "TestSupport"]),
         // The other processes of the cross-process tests (stress readers and
         // writers, a reader that dies holding a snapshot, writers killed at a
         // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery", "TestSupport"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery", "AssetSystem", "TestSupport"],
             path: "Tests/assetpack-testhelper"),
 
         // The fuzz harness (Fuzz/README.md): the decoders' fuzz targets, one

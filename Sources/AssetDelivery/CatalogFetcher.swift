@@ -20,7 +20,8 @@ import AssetSystem
 /// checked: its signature, its expiry). A catalog the verifier refuses
 /// leaves the cache as it was. `etag` is written last and removed first, so
 /// an update cut short is never revalidated: the next fetch gets the whole
-/// catalog again.
+/// catalog again. The directory and its files are reached without following
+/// a symlink, and the cache is kept within its limits (``CatalogCache``).
 public final class CatalogFetcher {
     /// Where a fetched catalog came from.
     public enum Origin: Sendable, Equatable {
@@ -35,8 +36,10 @@ public final class CatalogFetcher {
     public let catalogURL: String
     public let verifier: CatalogVerifier
     public let options: Downloader.Options
-    /// The cache directory of this catalog URL.
+    /// The cache directory of this catalog URL (its path, for messages).
     public let cacheDirectory: String
+    /// The container's catalog cache.
+    public let cache: CatalogCache
     private let client: HTTPClient
 
     /// The largest catalog or signature read, in bytes.
@@ -44,13 +47,13 @@ public final class CatalogFetcher {
 
     /// - Throws: `.caFileRefused` when the CA file cannot be used;
     ///   `.catalogUnavailable` (`.transport`) when libcurl cannot start.
-    public init(catalogURL: String, publicKey: PublicKey?, channel: String = Catalog.defaultChannel, container: GroupContainer,
+    public init(catalogURL: String, publicKey: PublicKey?, channel: String = Catalog.defaultChannel, store: AssetStore,
                 options: Downloader.Options = Downloader.Options()) throws(DeliveryError) {
         self.catalogURL = catalogURL
-        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: container.trustPath, channel: channel)
+        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: store.container.trustPath, channel: channel)
         self.options = options
-        let digest = SHA256.hex(Array(catalogURL.utf8).withUnsafeBytes { SHA256.hash($0) })
-        self.cacheDirectory = container.path + "/catalog/" + String(digest.prefix(16))
+        self.cache = CatalogCache(store: store, limits: options.catalogCache)
+        self.cacheDirectory = store.catalogDirectory.path(of: CatalogCache.name(for: catalogURL))
         do { client = try HTTPClient(configuration: options.http) } catch {
             throw error.caFileRefusal(options.http) ?? .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
         }
@@ -99,12 +102,14 @@ public final class CatalogFetcher {
                 throw .catalogUnavailable(url: catalogURL, problem: .retriesExhausted(attempts: options.maximumAttempts), detail: failure.message)
             }
             let catalog = try verifier.accept(catalog: cached.catalog, signature: cached.signature, source: catalogURL, now: now)
+            touch()
             return (catalog, .cacheWhileOffline(detail: failure.status.map { "HTTP \($0)" } ?? failure.message))
         } catch {
             throw .catalogUnavailable(url: catalogURL, problem: error.problem, detail: error.message)
         }
         if fetched.status == 304, let cached {
             let catalog = try verifier.accept(catalog: cached.catalog, signature: cached.signature, source: catalogURL, now: now)
+            touch()
             return (catalog, .notModified)
         }
         var signature: [UInt8]?
@@ -160,14 +165,25 @@ public final class CatalogFetcher {
         return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag)
     }
 
-    private func read(_ name: String) throws(Errno) -> [UInt8] {
-        try FileDescriptor.open(cacheDirectory + "/" + name, [.readOnly, .noFollow]).readToEnd()
+    /// The cached file `name`; `nil` when the cache has none (or it cannot
+    /// be read: a symlink, a FIFO, too long — the cache is then refetched).
+    private func read(_ name: String) throws(StoreError) -> [UInt8] {
+        guard let bytes = try CatalogCache.read(name, in: try cache.entry(for: catalogURL, creating: false)) else {
+            throw .system(Errno.noSuchFile.with(operation: "open", path: cacheDirectory + "/" + name))
+        }
+        return bytes
+    }
+
+    /// Marks this URL's cache entry used (``CatalogCache/touch(_:)``) and
+    /// prunes the others.
+    private func touch() {
+        if let entry = try? cache.entry(for: catalogURL, creating: false) { cache.touch(entry) }
+        cache.prune(keeping: CatalogCache.name(for: catalogURL))
     }
 
     private func store(_ catalog: [UInt8], signature: [UInt8]?, etag: String?) throws(DeliveryError) {
-        try systemCall { () throws(Errno) in
-            try FileSystem.createDirectories(cacheDirectory)
-            let directory = try FileDescriptor.open(cacheDirectory, [.readOnly, .directory])
+        let entry = try storing(cache.entry(for: catalogURL, creating: true))
+        try storing(entry.withDescriptor { (directory) throws(Errno) in
             let anchor = DirectoryAnchor.descriptor(directory.rawValue)
             try? FileSystem.unlink("etag", relativeTo: anchor)
             try AtomicFile.replace("url", in: directory, path: cacheDirectory, contents: Array((catalogURL + "\n").utf8))
@@ -178,7 +194,8 @@ public final class CatalogFetcher {
             }
             try AtomicFile.replace("catalog.json", in: directory, path: cacheDirectory, contents: catalog)
             if let etag { try AtomicFile.replace("etag", in: directory, path: cacheDirectory, contents: Array(etag.utf8)) }
-        }
+        })
+        cache.prune(keeping: CatalogCache.name(for: catalogURL))
     }
 }
 

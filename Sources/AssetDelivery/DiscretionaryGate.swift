@@ -1,3 +1,4 @@
+public import AssetStore
 import AssetSystem
 
 /// When a discretionary download may run, as `URLSessionConfiguration.isDiscretionary`
@@ -40,13 +41,14 @@ public struct DiscretionaryPolicy: Sendable, Hashable {
 }
 
 /// A discretionary download's turn: the slot lock it holds until this value
-/// goes away (an OFD lock, so a process that dies frees its slot).
+/// goes away (an OFD lock on the open slot file, so a process that dies
+/// frees its slot).
 public struct DiscretionaryTurn: ~Copyable, Sendable {
     /// The slot's number, from 0.
     public let slot: Int
-    private let lock: FileLock
+    private let lock: FileDescriptor
 
-    init(slot: Int, lock: consuming FileLock) {
+    init(slot: Int, lock: consuming FileDescriptor) {
         self.slot = slot
         self.lock = lock
     }
@@ -59,8 +61,12 @@ public enum DiscretionaryGate {
     static let slotPoll = 0.1
 
     /// Waits while `policy` defers downloads (looking again every
-    /// `recheckInterval`) and until one of its slots in `slots` (a
-    /// directory, created when missing) is free, then holds that slot.
+    /// `recheckInterval`) and until one of its slots in `slots` (the
+    /// container's `downloads/slots/`, ``AssetStore/downloadSlotsDirectory``)
+    /// is free, then holds that slot. Slot files are opened relative to the
+    /// directory's descriptor, without following a symlink and without
+    /// waiting (`O_NONBLOCK`), made with `lockFileMode` (the container's),
+    /// and must be regular files.
     ///
     /// - Parameters:
     ///   - deferred: called with the reason when the wait begins and each
@@ -68,14 +74,15 @@ public enum DiscretionaryGate {
     ///   - sleep: waits the seconds given between two looks; returns `false`
     ///     to give up waiting (a cancelled download).
     /// - Returns: the turn, or `nil` when `sleep` gave up.
-    /// - Throws: `Errno` when the slot directory or a slot file cannot be
-    ///   made or locked (other than being held).
+    /// - Throws: `.notAFile` naming a slot file that is not a regular file
+    ///   (a FIFO); `.symlinkInContainer` for a symlinked slot or directory;
+    ///   `.system` when a slot file cannot be made or locked (other than
+    ///   being held) or the directory is missing.
     public static func waitForTurn(
-        _ policy: DiscretionaryPolicy, slots: String, deferred: ((String) -> Void)?,
+        _ policy: DiscretionaryPolicy, slots: LayoutDirectory, lockFileMode: UInt32 = FileLock.defaultMode, deferred: ((String) -> Void)?,
         sleep: (Double) -> Bool = { Monotonic.sleep($0); return true }
-    ) throws(Errno) -> DiscretionaryTurn? {
+    ) throws(StoreError) -> DiscretionaryTurn? {
         precondition(policy.maximumConcurrentDownloads >= 1 && policy.recheckInterval > 0, "a validated policy")
-        try FileSystem.createDirectories(slots)
         var reported: String?
         func report(_ reason: String) {
             if reason != reported { deferred?(reason) }
@@ -88,16 +95,24 @@ public enum DiscretionaryGate {
                 continue
             }
             for slot in 0..<policy.maximumConcurrentDownloads {
-                do throws(Errno) {
-                    let lock = try FileLock(path: slots + "/\(slot).lock", wait: .none)
-                    return DiscretionaryTurn(slot: slot, lock: lock)
-                } catch where error == .wouldBlock {
-                    continue
-                }
+                if let lock = try take(slot, in: slots, mode: lockFileMode) { return DiscretionaryTurn(slot: slot, lock: lock) }
             }
             let n = policy.maximumConcurrentDownloads
             report(n == 1 ? "the container's download slot is in use" : "all \(n) download slots of the container are in use")
             guard sleep(min(slotPoll, policy.recheckInterval)) else { return nil }
+        }
+    }
+
+    /// Slot `slot`'s file in `slots`, locked; `nil` when another download holds it.
+    private static func take(_ slot: Int, in slots: LayoutDirectory, mode: UInt32) throws(StoreError) -> FileDescriptor? {
+        let name = "\(slot).lock"
+        let fd = try slots.openLockFile(name, mode: mode)
+        do {
+            try FileLock.lock(fd, wait: .none, path: slots.path(of: name))
+            return fd
+        } catch {
+            guard case .system(let e) = error else { return nil }
+            throw .system(e)
         }
     }
 }

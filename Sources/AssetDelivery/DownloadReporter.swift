@@ -40,20 +40,29 @@ extension DownloadMonitor {
 /// The record is rewritten at most every ``writeInterval`` seconds while
 /// bytes arrive, and at once on every change of state; the request file
 /// is looked at at most every ``controlInterval`` seconds. Failures to
-/// write a record are ignored: records inform, they never decide.
+/// write a record are ignored: records inform, they never decide. A request
+/// the board does not let this download obey (written by another user than
+/// the container's owner, root or this process's; not a regular file) is
+/// ignored, and said once: in the record's `reason` and to ``log``.
 public final class DownloadReporter: DownloadMonitor {
     public let board: DownloadBoard
     /// The record as last written.
     public private(set) var status: DownloadStatus
     /// Called on the downloading thread after each write of the record.
     public var onChange: ((DownloadStatus) -> Void)?
+    /// Called with a line for the operator's log: a request ignored, and why.
+    public var log: ((String) -> Void)?
 
     public static let writeInterval = 0.05
+    /// What the record's reason starts with when a request was ignored.
+    public static let ignoredPrefix = "ignored: "
     public static let controlInterval = 0.05
 
     /// Why a delta fell back, kept as the record's reason while no state has
     /// a reason of its own, so the status stream shows it to the end.
     private var note: String?
+    /// Why the last request was ignored, so that each is said once.
+    private var ignored: String?
     private var lastWrite = 0.0
     private var lastControlCheck = 0.0
     /// (seconds, bytes) samples of the last seconds, for the rate.
@@ -68,7 +77,9 @@ public final class DownloadReporter: DownloadMonitor {
             pack: request.pack, download: Self.newID(), state: state, bytes: 0, total: request.size,
             version: String(request.version), url: request.url, pid: getpid(), started: now, updated: now, reason: reason)
         // A request left for an earlier download means nothing to this one.
-        if let stale = board.control(of: request.pack), stale.download != status.download { board.clearControl(of: request.pack) }
+        if case .request(let stale) = board.control(of: request.pack), stale.download != status.download {
+            board.clearControl(of: request.pack)
+        }
         publish()
     }
 
@@ -81,7 +92,9 @@ public final class DownloadReporter: DownloadMonitor {
         if state == .finished { status.bytes = status.total }
         if state.isFinal {
             status.rate = 0
-            if board.control(of: status.pack)?.download == status.download { board.clearControl(of: status.pack) }
+            if case .request(let control) = board.control(of: status.pack), control.download == status.download {
+                board.clearControl(of: status.pack)
+            }
         }
         publish()
     }
@@ -136,7 +149,7 @@ public final class DownloadReporter: DownloadMonitor {
     public func waitWhilePaused() -> DownloadInterruption? {
         samples.removeAll()
         set(.paused, reason: "paused by request")
-        let watch = try? board.watch()
+        let watch = board.watch()
         while true {
             switch pendingRequest() {
             case .cancel: return .cancel
@@ -151,7 +164,7 @@ public final class DownloadReporter: DownloadMonitor {
 
     public func sleep(_ seconds: Double) -> DownloadInterruption? {
         let deadline = Monotonic.now + seconds
-        let watch = try? board.watch()
+        let watch = board.watch()
         while true {
             if let request = pendingRequest() { return request }
             let left = deadline - Monotonic.now
@@ -163,7 +176,27 @@ public final class DownloadReporter: DownloadMonitor {
     /// The request for this download on the board: `.pause`, `.cancel`, or
     /// `nil` (none, `resume`, or one for another download).
     private func pendingRequest() -> DownloadInterruption? {
-        guard let control = board.control(of: status.pack), control.download == status.download else { return nil }
+        let control: DownloadControl
+        switch board.control(of: status.pack) {
+        case .none:
+            return nil
+        case .ignored(let reason):
+            if reason != ignored {
+                ignored = reason
+                log?("download of '\(status.pack)': ignored: \(reason)")
+                // Kept as the record's reason, as a delta's fallback is,
+                // unless the download has a reason of its own already.
+                if note == nil || note?.hasPrefix(Self.ignoredPrefix) == true {
+                    note = Self.ignoredPrefix + reason
+                    if status.state != .paused && status.state != .deferred { status.reason = note }
+                    publish()
+                }
+            }
+            return nil
+        case .request(let request):
+            control = request
+        }
+        guard control.download == status.download else { return nil }
         switch control.request {
         case .pause: return .pause
         case .cancel: return .cancel

@@ -86,6 +86,9 @@ public final class Downloader {
         /// Default 6 hours. A download past it ends as
         /// `.timedOut(.total)`, its partial file kept for a later resume.
         public var maximumTime: Double? = 6 * 3600
+        /// How much of the container's catalog cache a catalog fetch keeps
+        /// (``CatalogCache/Limits``).
+        public var catalogCache = CatalogCache.Limits()
 
         public init() {}
 

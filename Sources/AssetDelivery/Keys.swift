@@ -176,13 +176,15 @@ enum KeyFile {
         }
     }
 
-    /// Creates `path` (`O_EXCL`) holding `contents`, flushed to storage.
+    /// Creates `path` (`O_EXCL`) holding `contents`, flushed to storage
+    /// with its name (the file, then its directory).
     static func create(_ path: String, contents: [UInt8], permissions: UInt32) throws(DeliveryError) {
         do throws(Errno) {
             let fd = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive, .noFollow], permissions: permissions)
             do throws(Errno) {
                 try fd.write(contents)
                 try fd.sync()
+                try FileSystem.syncDirectory(containing: path)
             } catch {
                 // Made here and not whole: not left behind.
                 try? FileSystem.unlink(path)

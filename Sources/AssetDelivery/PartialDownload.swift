@@ -75,6 +75,13 @@ final class PartialDownload {
         }
         var name = ""
         let fd = try Self.create(in: staging, pack: request.pack, name: &name)
+        // The file's name is durable before the journal names it: a power
+        // loss then leaves a download to resume, not an entry whose file
+        // is gone (which restarts from zero).
+        do { try FileSystem.syncDirectory(staging) } catch {
+            try? FileSystem.unlink(staging + "/" + name)
+            throw .system(error)
+        }
         hash = try Self.hash(of: fd, path: staging + "/" + name)
         if deltaPieceMap != nil {
             do { try fd.resize(to: Int64(request.size)) } catch {

@@ -126,10 +126,11 @@ public enum Publisher {
         let lock: FileLock
         do {
             lock = try FileLock(name: lockName, relativeTo: anchor, path: lockPath, wait: .seconds(options.lockTimeout))
-        } catch where error == .timedOut {
-            throw .store(.lockTimeout(path: lockPath, seconds: options.lockTimeout))
         } catch {
-            throw .system(error)
+            switch error {
+            case .timedOut(let t): throw .store(.lockTimeout(t.named("the publishing lock")))
+            case .system(let e): throw .system(e)
+            }
         }
 
         let previous = try PublishedFiles.read(in: anchor, directory: directory)

@@ -91,7 +91,10 @@ struct TrustDirectory: ~Copyable {
         do {
             lock = try FileLock(name: stem + ".lock", relativeTo: anchor, path: path + "/" + stem + ".lock", wait: .seconds(30))
         } catch {
-            throw .system(error)
+            switch error {
+            case .timedOut(let t): throw .store(.lockTimeout(t.named("the lock of the catalog's trust record")))
+            case .system(let e): throw .system(e)
+            }
         }
         let file = stem + ".json"
         let current = try read(file, anchor: anchor)

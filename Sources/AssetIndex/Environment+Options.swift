@@ -1,3 +1,5 @@
+public import AssetSystem
+
 extension Environment {
     /// How to open an environment. The defaults suit an index of a few
     /// hundred thousand records shared by a handful of processes.
@@ -36,8 +38,8 @@ extension Environment {
         ///
         /// The file's length is then the map size (its unwritten part a hole,
         /// which takes no space); the map is only ever set, in any process,
-        /// under an exclusive lock on `data.mdb` and never below the file's
-        /// length, so that it never shrinks under another process's write;
+        /// under an exclusive lock on `map.lock` (waited for as ``lockWait``
+        /// says) and never below the file's length, so that it never shrinks under another process's write;
         /// and before each write transaction the blocks it may reach are
         /// allocated (`fallocate`), so that a full disk fails the write with
         /// `ENOSPC` instead of a `SIGBUS` in the middle of it. Every process
@@ -47,10 +49,27 @@ extension Environment {
         /// Turns off the kernel's read-ahead on the map (`MDB_NORDAHEAD`),
         /// which helps random reads of a database larger than memory.
         public var noReadAhead = false
-        /// Permission bits for `data.mdb` and `lock.mdb` when they are created.
-        /// 0644 lets other users read; use 0664 for a group container that
-        /// processes of several users of one group write.
+        /// Permission bits for `data.mdb` when it is created (the umask
+        /// applies). 0644 lets other users read the file; reading it through
+        /// LMDB takes write access to `lock.mdb` as well (``lockFileMode``).
         public var fileMode: UInt32 = 0o644
+        /// Permission bits for `lock.mdb` and `map.lock`, the files every
+        /// process of the environment locks: set when they are created and
+        /// whenever this process owns one that has others. 0600 lets only
+        /// the owner open them; 0660 the group as well. Whoever can write
+        /// `lock.mdb` can hold LMDB's writer mutex, and so every writer; a
+        /// reader of it can take a shared `fcntl` lock over the whole file,
+        /// which fails every other process's first read transaction
+        /// (`EAGAIN`, from LMDB's lock on the byte at its pid).
+        public var lockFileMode: UInt32 = 0o600
+        /// Whether the group writes the environment too: `data.mdb` is then
+        /// given group read-write when this process owns it (the umask may
+        /// have taken it away), as the lock files have with a
+        /// ``lockFileMode`` of 0660.
+        public var groupWrites = false
+        /// How long to wait for the map-length lock (``writesThroughMap``),
+        /// which a process holds while it maps the file: an instant.
+        public var lockWait: FileLock.Wait = .standard
         /// Whether opening frees the reader slots of dead processes
         /// (`mdb_reader_check`). Verification tools turn it off to see them.
         public var clearsStaleReadersOnOpen = true

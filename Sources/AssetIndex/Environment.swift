@@ -43,7 +43,8 @@ public final class Environment: Sendable {
     let mapFile: MapFile?
 
     /// Opens the environment in the existing directory `path`, creating
-    /// `data.mdb` and `lock.mdb` (with ``Options/fileMode``) when missing,
+    /// `data.mdb` (with ``Options/fileMode``), `lock.mdb` and, with the
+    /// writable map, `map.lock` (with ``Options/lockFileMode``) when missing,
     /// and opens or creates the named databases.
     ///
     /// The environment is opened with `MDB_NOTLS` (a Swift task may resume on
@@ -90,7 +91,10 @@ public final class Environment: Sendable {
         let mapSize = (max(options.mapSize, page) + page - 1) / page * page
         let maximum = max(mapSize, options.maximumMapSize / page * page)
         do {
-            let mapFile = options.writesThroughMap && !options.readOnly ? try MapFile(directory: path, mode: options.fileMode) : nil
+            if !options.readOnly { Environment.prepareLockFile(path + "/lock.mdb", mode: options.lockFileMode) }
+            let mapFile = options.writesThroughMap && !options.readOnly
+                ? try MapFile(directory: path, mode: options.fileMode, lockMode: options.lockFileMode, wait: options.lockWait,
+                              groupWrites: options.groupWrites) : nil
             (handle, databases) = try Environment.open(path: path, declared: declared, options: options, mapSize: mapSize, mapFile: mapFile)
             self.mapFile = mapFile
         } catch {
@@ -117,6 +121,14 @@ public final class Environment: Sendable {
     }
 
     // MARK: Opening
+
+    /// Creates `lock.mdb` with `mode` before LMDB opens it (LMDB would give
+    /// it `data.mdb`'s mode), or sets an existing one this process owns to
+    /// `mode`. Best effort: what fails here, LMDB's own open reports.
+    private static func prepareLockFile(_ path: String, mode: UInt32) {
+        guard let fd = try? FileDescriptor.open(path, [.readWrite, .create, .noFollow], permissions: mode) else { return }
+        _ = try? fd.setPermissionsIfOwned(mode)
+    }
 
     private static func open(
         path: String, declared: [(name: String, flags: DatabaseFlags)], options: Options, mapSize: Int, mapFile: MapFile?

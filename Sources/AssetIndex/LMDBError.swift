@@ -1,4 +1,8 @@
 internal import CLMDB
+public import AssetSystem
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// An error reported by LMDB (an `MDB_*` code) or by the system beneath it (an
 /// `errno` value), with the operation that failed and the path it concerned.
@@ -19,20 +23,34 @@ public struct LMDBError: Error, Sendable, Equatable, Hashable, CustomStringConve
     public let operation: String
     /// The file or directory the operation concerned, if any.
     public let path: String?
+    /// For `ETIMEDOUT` from a lock of the environment's own (the map-length
+    /// lock): which lock, how long and who held it.
+    public let lockTimeout: LockTimeout?
 
     /// Creates an error for `code`, as reported by `operation` on `path`.
     public init(_ code: Int32, operation: String = "", path: String? = nil) {
         self.code = code
         self.operation = operation
         self.path = path
+        self.lockTimeout = nil
+    }
+
+    /// An `ETIMEDOUT` for a lock the environment waited for in vain.
+    public init(lockTimeout: LockTimeout) {
+        self.code = ETIMEDOUT
+        self.operation = lockTimeout.description
+        self.path = lockTimeout.path
+        self.lockTimeout = lockTimeout
     }
 
     /// LMDB's text for the code; for `errno` values the system's
     /// (`strerror`). The corresponding C function is `mdb_strerror`.
     public var message: String { String(cString: mdb_strerror(code)) }
 
-    /// `operation 'path': message`, one line.
+    /// `operation 'path': message`, one line; a lock's timeout as
+    /// ``LockTimeout`` says it.
     public var description: String {
+        if let lockTimeout { return lockTimeout.description }
         var parts: [String] = []
         if !operation.isEmpty { parts.append(operation) }
         if let path { parts.append("'\(path)'") }

@@ -94,6 +94,16 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
         platform.engine.isIncluded(in: platforms.map(\.engine))
     }
 
+    /// Checks that `id` is one a pack may have: 1 to 128 bytes of
+    /// `A-Z a-z 0-9 . _ -`, starting with a letter or digit — the rule every
+    /// pack ID in a manifest, a catalog, the index and a file name of the
+    /// container follows.
+    ///
+    /// - Throws: `.invalidPackID` with the rule it breaks as its ``AssetPackError/reason``.
+    public static func validate(id: String) throws(AssetPackError) {
+        try engine { () throws(StoreError) in try PackID.validate(id) }
+    }
+
     init(_ record: PackRecord) {
         id = record.id
         version = record.version

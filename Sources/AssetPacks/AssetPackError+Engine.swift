@@ -29,8 +29,8 @@ extension AssetPackError {
             self.init(e, message: message)
         case .invalidRecordedManifest(let archive, _):
             self.init(.invalidRecordedManifest, path: archive, message: message)
-        case .lockTimeout(let path, _):
-            self.init(.lockTimeout, path: path, message: message)
+        case .lockTimeout(let t):
+            self.init(.lockTimeout, path: t.path, message: message)
         case .notAFile(let path):
             self.init(.notAFile, path: path, message: message)
         case .noContainer(let path, _):

@@ -171,6 +171,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case daemonBusy = 68
         /// The daemon failed in a way that has no code of its own.
         case daemonFailed = 69
+        /// This process may not make the request (``reason`` says why): a
+        /// daemon peer that is not the container's owner asked for a
+        /// download from a catalog source the owner did not configure
+        /// (``path`` is the catalog's URL), or a pause, resume or cancel
+        /// named a download another user runs (``pack``).
+        case requestNotPermitted = 70
 
     }
 
@@ -376,11 +382,16 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// The bytes fetched are not the size or SHA-256 their reference gives.
         case pieceMapReferenceMismatch = 865
 
-        // downloadTimedOut
-        /// Less than the minimum speed arrived for its time.
-        case belowMinimumSpeed = 870
-        /// The download or fetch outlasted its total deadline.
-        case totalDeadline = 871
+        // requestNotPermitted
+        /// A daemon peer asked for a download from a catalog URL and key
+        /// that the container's owner did not configure (`assetpack sources`).
+        case sourceNotConfigured = 870
+        /// A daemon peer asked for a download from a catalog without a key:
+        /// an unsigned catalog is never a configured source for a peer.
+        case unsignedSource = 871
+        /// A pause, resume or cancel of a download that another user runs
+        /// (only its user, the container's owner and root may steer it).
+        case otherUsersDownload = 872
 
         // invalidCAFile
         /// The CA file is not a regular file (a FIFO, a directory, a device).
@@ -393,6 +404,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case exceedsFreeSpace = 880
         /// More than the process may write (`RLIMIT_FSIZE`).
         case exceedsFileSizeLimit = 881
+
+        // downloadTimedOut
+        /// Less than the minimum speed arrived for its time.
+        case belowMinimumSpeed = 885
+        /// The download or fetch outlasted its total deadline.
+        case totalDeadline = 886
     }
 
     /// What went wrong.

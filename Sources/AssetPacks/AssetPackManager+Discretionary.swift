@@ -108,7 +108,8 @@ extension AssetPackManager {
         deferred: ((String) -> Void)?, sleep: @escaping (Double) -> Bool = { Monotonic.sleep($0); return true }
     ) throws(AssetPackError) -> DiscretionaryTurn? {
         do {
-            return try DiscretionaryGate.waitForTurn(policies.engine, slots: container.path + "/downloads/slots", deferred: deferred, sleep: sleep)
+            return try DiscretionaryGate.waitForTurn(policies.engine, slots: store.downloadSlotsDirectory, lockFileMode: store.lockFileMode,
+                                                      deferred: deferred, sleep: sleep)
         } catch {
             throw AssetPackError(error)
         }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import AssetArchive
 import AssetDelivery
 import AssetStore
@@ -121,6 +121,7 @@ extension AssetPackManager {
     /// else run here (``downloadInProcess(_:discretionary:progress:deferred:)``).
     func download(_ id: String, discretionary: Bool = false, progress: (@Sendable (AssetPackProgress) -> Void)?,
                   deferred: ((String) -> Void)? = nil) throws(AssetPackError) {
+        try AssetPack.validate(id: id)
         if !downloadsInProcess, catalogSource != nil {
             let observer = (progress != nil || deferred != nil) ? StatusFollower(board: downloadBoard, pack: id, progress: progress, deferred: deferred) : nil
             defer { observer?.stop() }
@@ -149,11 +150,14 @@ extension AssetPackManager {
 
     /// Whether `error`, from a hand-off, says that no daemon takes the
     /// download (rather than that the download failed): none answers or the
-    /// connection broke before the reply, or it refuses this process or the
-    /// request's kind (a daemon that predates downloads).
+    /// connection broke before the reply, or it refuses this process, the
+    /// request's kind (a daemon that predates downloads) or its source (a
+    /// peer that is not the container's owner asking for a source the owner
+    /// did not configure: this process then downloads as itself).
     static func meansNoAgent(_ error: AssetPackError) -> Bool {
         switch error.code {
-        case .daemonUnavailable, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
+        case .daemonUnavailable, .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed,
+             .requestNotPermitted:
             return true
         default:
             return false
@@ -226,13 +230,16 @@ extension AssetPackManager {
             deferredReporter?.set(.finished)
             return
         }
-        // …or cancelled the download this one waited for: then this call is cancelled too.
+        // …or cancelled the download this one waited for: then this call is
+        // cancelled too — when the record is one a cancel may be trusted from.
         let board = downloadBoard
-        if deferredReporter == nil, let last = board.status(of: id), last.state == .cancelled, last.updated >= waitingSince {
+        if deferredReporter == nil, let (last, writer) = board.statusRecord(of: id), last.state == .cancelled,
+           last.updated >= waitingSince, mayControl(writtenBy: writer) {
             throw AssetPackError(.downloadCancelled, pack: id, path: last.url, message: "download of '\(id)' from \(last.url) failed: cancelled")
         }
         let request = fetcher.request(for: entry)
         let reporter = deferredReporter ?? DownloadReporter(board: board, request: request)
+        reporter.log = log
         reporter.retarget(request)
         if let progress {
             reporter.onChange = { s in progress(AssetPackProgress(phase: .downloading, unit: .bytes, completed: s.bytes, total: s.total)) }
@@ -251,19 +258,17 @@ extension AssetPackManager {
     }
 
     /// `<container>/downloads/<id>.lock`, locked (OFD): one download of a
-    /// pack at a time across threads and processes. Without `wait`, a lock
-    /// held elsewhere throws `.system` with `EWOULDBLOCK`.
+    /// pack at a time across threads and processes, waited for as the
+    /// store's ``AssetStore/lockWait`` says (a download behind another of
+    /// the same pack waits for as long as that one is at work). With `wait`
+    /// false, a lock held elsewhere throws `.lockTimeout` at once. The file
+    /// has the container's lock file mode (0600; 0660 shared with a group).
+    ///
+    /// - Throws: `.invalidPackID`; `.notAFile` for a lock that is not a
+    ///   regular file (a FIFO planted there); `.symlinkInContainer`;
+    ///   `.lockTimeout` naming the download lock and its holder.
     func downloadLock(_ id: String, wait: Bool = true) throws(AssetPackError) -> FileDescriptor {
-        let board = downloadBoard
-        do {
-            try board.prepare()
-            let path = board.lockPath(of: id)
-            let fd = try FileDescriptor.open(path, [.readWrite, .create, .noFollow])
-            try FileLock.lock(fd, wait: wait ? .forever : .none, path: path)
-            return fd
-        } catch {
-            throw AssetPackError(error)
-        }
+        do { return try downloadBoard.lock(id, wait: wait ? store.lockWait : .none) } catch { throw AssetPackError(error) }
     }
 
     func fetchCatalog() throws(AssetPackError) -> (CatalogFetcher, Catalog) {
@@ -277,10 +282,11 @@ extension AssetPackManager {
         options.http.stallTimeout = source.stallTimeout
         options.maximumRangeRequests = min(64, max(1, source.maximumRangeRequests))
         options = source.deadlines.applied(to: options)
-        let container = store.container
+        options.catalogCache = catalogCache.engine
+        let store = self.store
         return try delivery { () throws(DeliveryError) in
             let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, channel: source.channel,
-                                             container: container, options: options)
+                                             store: store, options: options)
             return (fetcher, try fetcher.fetch(now: CatalogTime(Date())).catalog)
         }
     }

@@ -202,7 +202,7 @@ extension AssetPackManager {
         _ board: DownloadBoard, read: @escaping @Sendable () -> Key?, map: @escaping @Sendable (Key, Key?) -> [T]
     ) -> AsyncStream<T> {
         AsyncStream { continuation in
-            let flag = StopFlag(watch: try? board.watch())
+            let flag = StopFlag(watch: board.watch())
             continuation.onTermination = { _ in flag.stop() }
             Thread.detachNewThread {
                 var last: Key?
@@ -242,14 +242,17 @@ extension AssetPackManager {
 
     /// Asks the running download of `id` to pause.
     ///
-    /// - Throws: `.noDownloadInProgress` when no process runs one.
+    /// - Throws: `.invalidPackID`; `.noDownloadInProgress` when no process
+    ///   runs one; `.requestNotPermitted` (`.otherUsersDownload`) when
+    ///   another user runs it (only that user, the container's owner and
+    ///   root may steer it: the download would ignore the request).
     public func pauseDownload(ofAssetPackWithID id: String) throws(AssetPackError) {
         try request(.pause, id)
     }
 
     /// Asks the paused download of `id` to go on.
     ///
-    /// - Throws: `.noDownloadInProgress` when no process runs one.
+    /// - Throws: as ``pauseDownload(ofAssetPackWithID:)``.
     public func resumeDownload(ofAssetPackWithID id: String) throws(AssetPackError) {
         try request(.resume, id)
     }
@@ -258,8 +261,10 @@ extension AssetPackManager {
     /// process discards the partial file); one left by a process that died
     /// has its partial file and journal entry removed here.
     ///
-    /// - Throws: `.noDownloadInProgress` when there is neither.
+    /// - Throws: `.invalidPackID`; `.noDownloadInProgress` when there is
+    ///   neither; `.requestNotPermitted` as ``pauseDownload(ofAssetPackWithID:)``.
     public func cancelDownload(ofAssetPackWithID id: String) throws(AssetPackError) {
+        try AssetPack.validate(id: id)
         if let s = downloadBoard.status(of: id), downloadBoard.isRunning(s) {
             try request(.cancel, id)
             return
@@ -267,7 +272,7 @@ extension AssetPackManager {
         // Nobody runs it: take the lock so nobody starts it meanwhile (when
         // somebody just did, it has a record to be asked through).
         let lock: FileDescriptor
-        do { lock = try downloadLock(id, wait: false) } catch where error.systemError == Errno.wouldBlock.rawValue {
+        do { lock = try downloadLock(id, wait: false) } catch where error.code == .lockTimeout {
             Monotonic.sleep(DownloadReporter.writeInterval)
             return try cancelDownload(ofAssetPackWithID: id)
         }
@@ -287,13 +292,33 @@ extension AssetPackManager {
     }
 
     private func request(_ r: DownloadControl.Request, _ id: String) throws(AssetPackError) {
-        guard let s = downloadBoard.status(of: id), downloadBoard.isRunning(s) else {
+        try AssetPack.validate(id: id)
+        let board = downloadBoard
+        guard let (s, runner) = board.statusRecord(of: id), board.isRunning(s) else {
             throw AssetPackError(.noDownloadInProgress, pack: id, message: "no download of '\(id)' is in progress")
         }
-        do { try downloadBoard.send(DownloadControl(download: s.download, request: r), to: id) } catch { throw AssetPackError(error) }
+        guard mayControl(runBy: runner) else {
+            throw AssetPackError(.requestNotPermitted, reason: .otherUsersDownload, pack: id,
+                                 message: "the download of '\(id)' is run by uid \(runner); only that user, the container's owner and root may \(r.rawValue) it")
+        }
+        do { try board.send(DownloadControl(download: s.download, request: r), to: id) } catch { throw AssetPackError(error) }
     }
 
-    var downloadBoard: DownloadBoard { DownloadBoard(containerPath: container.path) }
+    /// Whether this process may steer a download run by the user `runner`
+    /// (the writer of its status record), as the download will judge its
+    /// request: the same user, the container's owner or root.
+    func mayControl(runBy runner: UInt32) -> Bool {
+        downloadBoard.isTrusted(writer: geteuid(), forDownloadsOf: runner)
+    }
+
+    /// Whether a record written by `writer` may decide for this process
+    /// (a cancellation it reports): written by this user, the container's
+    /// owner or root.
+    func mayControl(writtenBy writer: UInt32) -> Bool {
+        downloadBoard.isTrusted(writer: writer)
+    }
+
+    var downloadBoard: DownloadBoard { DownloadBoard(store: store) }
 
     /// The update a status record stands for.
     func update(_ s: DownloadStatus) -> DownloadStatusUpdate {
@@ -358,7 +383,7 @@ final class StatusFollower: Sendable {
     private let flag: StopFlag
 
     init(board: DownloadBoard, pack: String, progress: (@Sendable (AssetPackProgress) -> Void)?, deferred: ((String) -> Void)?) {
-        flag = StopFlag(watch: try? board.watch())
+        flag = StopFlag(watch: board.watch())
         let flag = self.flag
         // `deferred` is called on the follower's thread only.
         nonisolated(unsafe) let deferred = deferred

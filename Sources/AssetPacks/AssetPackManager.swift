@@ -51,8 +51,15 @@ public final class AssetPackManager: Sendable {
 
     /// How a manager opens its container.
     public struct Options: Sendable {
-        /// How long installs and removals wait for another process's lock on
-        /// the same pack, in seconds; `nil` waits for ever.
+        /// How long to wait for a lock another process holds — a pack's
+        /// (installs, removals), the container's, a download's, the index's
+        /// map-length lock — in seconds, whoever holds it: then the call
+        /// fails with ``AssetPackError/Code/lockTimeout``, naming the lock
+        /// file and its holder's pid where one can be seen. `nil`, the
+        /// default, waits for as long as the holder is a process of this
+        /// user at work (not stopped), and 10 s while it is not: a process
+        /// of another user, a stopped one, or one that cannot be seen.
+        /// Finite and not negative; 0 does not wait at all.
         public var lockTimeout: Double?
         /// Whether a missing container is created. With `false`, a missing
         /// container is an error (``AssetPackError/Code/noContainer``):
@@ -100,6 +107,12 @@ public final class AssetPackManager: Sendable {
         public var memoryFileCacheBytes: Int64 = 64 << 20
         /// Memory files kept at most (each holds a descriptor); 0 keeps none.
         public var memoryFileCacheCount = 128
+        /// How much of the container's catalog cache (`<container>/catalog/`)
+        /// this manager keeps when it fetches a catalog.
+        public var catalogCache = CatalogCache()
+        /// Lines for an operator's log (a control request a download
+        /// ignored, and why): the daemon's managers pass its log.
+        var log: (@Sendable (String) -> Void)?
 
         public init(lockTimeout: Double? = nil, createsContainer: Bool = true, clearsStaleReaders: Bool = true,
                     limits: Limits? = nil, catalog: CatalogSource? = nil, discretionary: Discretionary = Discretionary(),
@@ -127,6 +140,10 @@ public final class AssetPackManager: Sendable {
     let policies: Policies
     /// Whether downloads never go to the daemon (``Options/downloadsInProcess``).
     let downloadsInProcess: Bool
+    /// ``Options/catalogCache``.
+    let catalogCache: Options.CatalogCache
+    /// ``Options/log``.
+    let log: (@Sendable (String) -> Void)?
 
     /// A manager for `container` (by default the default group's).
     ///
@@ -139,10 +156,11 @@ public final class AssetPackManager: Sendable {
         where value < 0 {
             throw AssetPackError(.invalidOption, field: field, message: "AssetPackManager.Options.\(field) must be 0 or more (0 keeps none), not \(value)")
         }
+        try options.catalogCache.validate()
         policies = try Policies(options)
         try options.catalog?.validate()
         var engineOptions = AssetStore.Options()
-        engineOptions.lockWait = options.lockTimeout.map { .seconds($0) } ?? .forever
+        engineOptions.lockWait = try Self.lockWait(options.lockTimeout)
         engineOptions.createsContainer = options.createsContainer
         engineOptions.clearsStaleReaders = options.clearsStaleReaders
         engineOptions.limits = options.limits.map(PackLimits.init)
@@ -151,6 +169,28 @@ public final class AssetPackManager: Sendable {
         self.container = container
         self.catalogSource = options.catalog
         self.downloadsInProcess = options.downloadsInProcess
+        self.catalogCache = options.catalogCache
+        self.log = options.log
+    }
+
+    /// Sets how long this manager's calls wait from now on for a lock
+    /// another process holds, as ``Options/lockTimeout`` says (`nil`: the
+    /// default). The index's map-length lock, taken while a process maps the
+    /// index, keeps the wait it was opened with.
+    ///
+    /// - Throws: `.invalidOption` for a negative, infinite or NaN value.
+    public func setLockTimeout(_ seconds: Double?) throws(AssetPackError) {
+        store.setLockWait(try Self.lockWait(seconds))
+    }
+
+    /// The store's wait for a lock timeout in seconds (`nil`: the default).
+    private static func lockWait(_ seconds: Double?) throws(AssetPackError) -> FileLock.Wait {
+        guard let seconds else { return .standard }
+        guard seconds.isFinite, seconds >= 0 else {
+            throw AssetPackError(.invalidOption, field: "lockTimeout",
+                                 message: "AssetPackManager.Options.lockTimeout must be a finite number of seconds, 0 or more, not \(seconds)")
+        }
+        return .seconds(seconds)
     }
 
     /// The installed pack with this ID.

@@ -81,6 +81,7 @@ enum DaemonReply {
         case .system, .index: return error.path.map { [$0] } ?? []
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             return []
+        case .requestNotPermitted: return [error.pack ?? "", error.path ?? "", reason]
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
@@ -218,6 +219,10 @@ enum DaemonReply {
             e = AssetPackError(code, path: f.first, systemError: n, message: "descriptor daemon: " + message)
         case .peerNotAllowed, .malformedRequest, .requestTooLarge, .unsupportedVersion, .daemonBusy, .daemonFailed:
             e = AssetPackError(code, path: socket, message: "descriptor daemon at \(socket) refused the request: \(message)")
+        case .requestNotPermitted:
+            guard f.count == 3, let r = reason(f[2]) else { return bad }
+            e = AssetPackError(code, reason: r, pack: f[0].isEmpty ? nil : f[0], path: f[1].isEmpty ? nil : f[1],
+                               message: "descriptor daemon at \(socket) refused the request: \(message)")
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,

@@ -9,6 +9,12 @@ extension DescriptorDaemon {
     /// manager per catalog source that never hands off
     /// (``AssetPackManager/Options/downloadsInProcess``).
     ///
+    /// A peer that is not the daemon's own user (the container's owner) may
+    /// ask only for a source the owner configured (``AssetPackManager/ConfiguredSource``,
+    /// read from the container at each such request): its URL and key
+    /// exactly, and no other CA file. Anything else is refused with
+    /// `requestNotPermitted` before anything is fetched, and logged.
+    ///
     /// One job per pack and catalog source: a request for one in flight
     /// attaches to it, and every waiting request gets its reply. A job does
     /// not belong to a connection: the client may go away and the download
@@ -61,14 +67,23 @@ extension DescriptorDaemon {
 
         private let state = Mutex(State())
         private let container: AssetPackManager.Container
+        /// The daemon's manager, whose container's configured sources peers may use.
+        private let manager: AssetPackManager
+        /// The daemon's user: the container's owner, who may ask for anything.
+        private let owner: UInt32
         private let limit: Int
         private let deadlines: AssetPackManager.Deadlines
         private let log: (@Sendable (String) -> Void)?
+        /// What the managers of jobs are opened with.
+        private let options: AssetPackManager.Options
 
-        init(container: AssetPackManager.Container, maximumDownloads: Int, deadlines: AssetPackManager.Deadlines,
-             log: (@Sendable (String) -> Void)?) {
-            self.container = container
+        init(manager: AssetPackManager, owner: UInt32, maximumDownloads: Int, options: AssetPackManager.Options,
+             deadlines: AssetPackManager.Deadlines, log: (@Sendable (String) -> Void)?) {
+            self.container = manager.container
+            self.manager = manager
+            self.owner = owner
             self.limit = max(1, maximumDownloads)
+            self.options = options
             self.deadlines = deadlines
             self.log = log
         }
@@ -76,8 +91,14 @@ extension DescriptorDaemon {
         /// The reply to `request` from the peer `uid`: with wait, once the
         /// download has ended; without, once it is queued.
         func answer(_ request: DaemonDownloadRequest, uid: UInt32) -> [UInt8] {
-            let key: Key
+            var key: Key
             do { key = try Self.key(of: request, deadlines: deadlines) } catch { return DaemonReply.downloadFailure(for: error) }
+            if uid != owner {
+                do { key = try permitted(key, request, uid: uid) } catch {
+                    log?("refused a download of '\(request.pack)' from \(request.catalogURL) for uid \(uid): \(error.message)")
+                    return DaemonReply.failure(for: error)
+                }
+            }
             guard let job = submit(key, discretionary: request.discretionary, uid: uid) else {
                 return DaemonReply.failure(.daemonBusy, message: "\(Self.maximumJobs) downloads are queued or running; try again")
             }
@@ -108,6 +129,39 @@ extension DescriptorDaemon {
             source.channel = request.channel
             source.deadlines = deadlines
             return Key(pack: request.pack, source: source)
+        }
+
+        /// `key` as a peer that is not the owner may have it: its source one
+        /// the owner configured, with the configured CA file.
+        ///
+        /// - Throws: `.requestNotPermitted` with `.unsignedSource` for a
+        ///   request without a key, `.sourceNotConfigured` for a URL and key
+        ///   the owner did not configure (or that names another CA file).
+        func permitted(_ key: Key, _ request: DaemonDownloadRequest, uid: UInt32) throws(AssetPackError) -> Key {
+            let url = request.catalogURL
+            func refusal(_ reason: AssetPackError.Reason, _ why: String) -> AssetPackError {
+                AssetPackError(.requestNotPermitted, reason: reason, pack: request.pack, path: url,
+                               message: "uid \(uid) may not have the daemon download '\(request.pack)' from \(url): \(why)")
+            }
+            guard let publicKey = key.source.publicKey else {
+                throw refusal(.unsignedSource, "an unsigned catalog is never a source for another user than the container's owner (uid \(owner))")
+            }
+            var problem = ""
+            let sources: [AssetPackManager.ConfiguredSource]
+            do { sources = try manager.configuredSources(owner: owner) } catch {
+                log?("configured sources ignored: \(error.message)")
+                sources = []
+                problem = " (\(error.message))"
+            }
+            guard let source = sources.first(where: { $0.url == url && $0.publicKey == publicKey }) else {
+                throw refusal(.sourceNotConfigured, "it is not a source the container's owner configured with key \(publicKey.keyID) ('assetpack sources add')" + problem)
+            }
+            if let caFile = request.caFile, caFile != source.caFile {
+                throw refusal(.sourceNotConfigured, "the CA file \(caFile) is not the one configured for this source")
+            }
+            var permitted = key.source
+            permitted.caFile = source.caFile
+            return Key(pack: key.pack, source: permitted)
         }
 
         /// The job for `key`: the one in flight, or a new one in the queue;
@@ -177,7 +231,11 @@ extension DescriptorDaemon {
         /// The manager that downloads from `source`, made on first use.
         private func manager(for source: AssetPackManager.CatalogSource) throws(AssetPackError) -> AssetPackManager {
             if let manager = state.withLock({ $0.managers[source] }) { return manager }
-            let manager = try AssetPackManager(container: container, options: .init(catalog: source, downloadsInProcess: true))
+            var options = self.options
+            options.catalog = source
+            options.downloadsInProcess = true
+            options.log = log
+            let manager = try AssetPackManager(container: container, options: options)
             return state.withLock { s in
                 if let other = s.managers[source] { return other }
                 if s.managers.count >= Self.maximumManagers { s.managers.removeAll() }

@@ -169,11 +169,12 @@ public final class DescriptorDaemon: Sendable {
         let lockPath = container.daemonLockPath
         reserve = Mutex(try? FileDescriptor.open("/dev/null"))
         do {
-            lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none)
-        } catch where error == .wouldBlock {
-            throw AssetPackError(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
+            lock = try FileLock(path: lockPath, kind: .exclusive, wait: .none, mode: manager.store.lockFileMode)
         } catch {
-            throw AssetPackError(error)
+            guard case .system(let e) = error else {
+                throw AssetPackError(Errno(Errno.addressInUse.rawValue, operation: "another descriptor daemon\(Self.livePeer(path)) serves", path: path))
+            }
+            throw AssetPackError(e)
         }
         let activated: UnixListener?
         do { activated = configuration.acceptsSocketActivation ? try Self.activatedListener() : nil } catch { throw AssetPackError(error) }
@@ -225,8 +226,10 @@ public final class DescriptorDaemon: Sendable {
                                        budget: configuration.memoryBudgetPerUser)
         self.logs = LogLimiter(interval: configuration.logInterval, log: configuration.log)
         self.workers = Workers(count: min(8, max(2, ProcessInfo.processInfo.activeProcessorCount)))
-        self.downloads = Downloads(container: manager.container, maximumDownloads: configuration.maximumDownloads,
-                                   deadlines: configuration.downloadDeadlines, log: configuration.log)
+        var jobOptions = AssetPackManager.Options()
+        jobOptions.catalogCache = manager.catalogCache
+        self.downloads = Downloads(manager: manager, owner: getuid(), maximumDownloads: configuration.maximumDownloads,
+                                   options: jobOptions, deadlines: configuration.downloadDeadlines, log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager

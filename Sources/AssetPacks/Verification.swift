@@ -47,6 +47,7 @@ public enum Verification {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         // The index.
         case schemaMissing = "index.schema-missing"
+        case indexUnfinished = "index.unfinished"
         case staleReader = "lmdb.stale-reader"
         // Packs and their archives.
         case packRecordDamaged = "pack.record-damaged"
@@ -155,6 +156,7 @@ extension Verification.Code {
     init(_ code: FindingCode) {
         switch code {
         case .schemaMissing: self = .schemaMissing
+        case .indexUnfinished: self = .indexUnfinished
         case .staleReader: self = .staleReader
         case .packRecordDamaged: self = .packRecordDamaged
         case .archiveMissing: self = .archiveMissing

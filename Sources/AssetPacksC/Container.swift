@@ -45,12 +45,22 @@ public func ap_container_path(_ container: OpaquePointer?) -> UnsafePointer<CCha
     return UnsafePointer(handle.path)
 }
 
+@_cdecl("ap_set_lock_timeout")
+public func ap_set_lock_timeout(_ container: OpaquePointer?, _ seconds: Double) -> Int32 {
+    call {
+        let handle = try Argument.container(container, "ap_set_lock_timeout")
+        guard seconds.isFinite else { throw Refusal.invalid("ap_set_lock_timeout", "seconds", "is \(seconds), not a finite number") }
+        try handle.manager.setLockTimeout(seconds < 0 ? nil : seconds)
+        return AP_OK
+    }
+}
+
 @_cdecl("ap_version")
 public func ap_version(_ major: UnsafeMutablePointer<Int32>?, _ minor: UnsafeMutablePointer<Int32>?,
                        _ patch: UnsafeMutablePointer<Int32>?) -> UnsafePointer<CChar> {
     major?.pointee = AP_VERSION_MAJOR
     minor?.pointee = AP_VERSION_MINOR
     patch?.pointee = AP_VERSION_PATCH
-    let text: StaticString = "1.1.0"
+    let text: StaticString = "1.2.0"
     return UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }

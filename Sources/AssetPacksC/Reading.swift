@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import AssetPacks
 import CAssetPacksHeader
 #if canImport(Glibc)

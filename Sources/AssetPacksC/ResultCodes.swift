@@ -71,6 +71,7 @@ enum ResultCodes {
         .unsupportedVersion: "unsupported protocol version",
         .daemonBusy: "daemon busy",
         .daemonFailed: "daemon failed",
+        .requestNotPermitted: "request not permitted",
     ]
 
     static func text(_ code: AssetPackError.Code) -> StaticString? { texts[code] }

@@ -44,7 +44,8 @@ extension AssetStore {
         let containerLock = try lockContainer(.shared)
         CrashPoint.hit("install.locked-container")
         try reclaimLeftovers()
-        let staged = try StagedFile(adopting: stagingName, in: layout.staging, label: id, wait: lockWait)
+        let staged = try StagedFile(adopting: stagingName, in: layout.staging, label: id, wait: lockWait,
+                                    groupShared: layout.isGroupShared)
         CrashPoint.hit("adopt.linked")
         do { try staged.descriptor.sync() } catch { throw .system(error.with(operation: "fsync", path: staged.path)) }
         CrashPoint.hit("adopt.synced")

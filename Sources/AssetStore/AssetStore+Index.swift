@@ -10,7 +10,7 @@ extension AssetStore {
             return try environment.read(body)
         } catch {
             switch error {
-            case .lmdb(let e): throw .index(e)
+            case .lmdb(let e): throw .fromIndex(e)
             case .body(let e): throw e
             }
         }
@@ -22,7 +22,7 @@ extension AssetStore {
             return try environment.write(reserving: reserving, body)
         } catch {
             switch error {
-            case .lmdb(let e): throw .index(e)
+            case .lmdb(let e): throw .fromIndex(e)
             case .body(let e): throw e
             }
         }
@@ -32,5 +32,5 @@ extension AssetStore {
 /// Runs one index call, turning its error into `StoreError.index`.
 @inline(__always) @discardableResult
 func indexCall<R>(_ body: () throws(LMDBError) -> R) throws(StoreError) -> R {
-    do { return try body() } catch { throw .index(error) }
+    do { return try body() } catch { throw .fromIndex(error) }
 }

@@ -235,11 +235,14 @@ extension AssetStore {
     }
 
     /// After the commit: keeps the new archive, unlinks an adopted
-    /// download's `.download` name, the old archive, then the twins.
+    /// download's `.download` name, the old archive (flushing `packs/`),
+    /// then the twins. The new version is durable with the commit: an old
+    /// archive whose unlink cannot be flushed keeps its twin, and the next
+    /// writer reclaims both.
     private func unlinkReplaced(_ staged: consuming StagedFile, _ retiring: consuming RetiringArchive?) {
         staged.commit()
         if staged.unlinkAdoptedName() { CrashPoint.hit("adopt.download-unlinked") }
-        retiring?.commit()
+        try? retiring?.unlinkArchive()
         _ = consume retiring
         CrashPoint.hit("install.unlinked-old")
         _ = consume staged
@@ -247,7 +250,8 @@ extension AssetStore {
     }
 
     /// Links a retirement twin of `record`'s archive, before the switch
-    /// that drops it. `nil` when there is no record (or no archive).
+    /// that drops it (the caller flushes `staging/` before the switch).
+    /// `nil` when there is no record (or no archive).
     func retire(_ record: PackRecord?) throws(StoreError) -> RetiringArchive? {
         guard let record else { return nil }
         return try RetiringArchive(archiveName: record.archiveName, packs: layout.packs, staging: layout.staging)
@@ -257,7 +261,7 @@ extension AssetStore {
     private func stage(
         copyOf source: borrowing FileDescriptor, size: Int64, label: String, progress: ((InstallProgress) -> Void)?
     ) throws(StoreError) -> StagedFile {
-        let staged = try StagedFile(in: layout.staging, label: label)
+        let staged = try StagedFile(in: layout.staging, label: label, groupShared: layout.isGroupShared)
         CrashPoint.hit("install.staging-named")
         do {
             try Self.copy(size, from: source, to: staged.descriptor, progress: progress)

@@ -112,16 +112,32 @@ extension AssetStore {
     /// Called by every writer under the container lock (shared), before its
     /// own work. Other files in `staging/` are left for verify to report.
     ///
+    /// The `packs/` files go first and `packs/` is flushed before any twin
+    /// goes (a twin whose archive came back after a power loss would leave
+    /// an orphan), and `staging/` is flushed last: what was reclaimed stays
+    /// reclaimed. Both flushes happen only when something was removed.
+    ///
     /// - Returns: the paths removed, relative to the container.
+    /// - Throws: `.system` when a flush fails (the twins of archives whose
+    ///   unlink was not flushed stay).
     @discardableResult
     func reclaimLeftovers() throws(StoreError) -> [String] {
         var removed: [String] = []
-        for leftover in try findLeftovers() where leftover.kind != .other && leftover.kind != .downloadRanges {
-            if let archive = leftover.unreferencedArchive, (try? layout.packs.unlink(archive)) != nil {
-                removed.append("packs/" + archive)
+        let leftovers = try findLeftovers().filter { $0.kind != .other && $0.kind != .downloadRanges }
+        var kept: Set<String> = []
+        for leftover in leftovers {
+            guard let archive = leftover.unreferencedArchive else { continue }
+            do { try layout.packs.unlink(archive) } catch where error == .noSuchFile {} catch {
+                kept.insert(leftover.name)
+                continue
             }
+            removed.append("packs/" + archive)
+        }
+        if !removed.isEmpty { try layout.packs.sync() }
+        for leftover in leftovers where !kept.contains(leftover.name) {
             if (try? layout.staging.unlink(leftover.name)) != nil { removed.append("staging/" + leftover.name) }
         }
+        if !removed.isEmpty { try layout.staging.sync() }
         return removed
     }
 }

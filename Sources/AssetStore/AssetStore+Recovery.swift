@@ -31,9 +31,14 @@ extension AssetStore {
         let lock = try lockContainer(.exclusive)
         var removed = try reclaimLeftovers()
         let named = Set(try allPackRecords().map(\.archiveName))
+        var swept = false
         for name in layout.packs.names.sorted() where !named.contains(name) && IndexSchema.parseArchiveName(name) != nil {
-            if (try? layout.packs.unlink(name)) != nil { removed.append("packs/" + name) }
+            if (try? layout.packs.unlink(name)) != nil {
+                removed.append("packs/" + name)
+                swept = true
+            }
         }
+        if swept { try layout.packs.sync() }
         _ = consume lock
         return removed
     }
@@ -42,11 +47,15 @@ extension AssetStore {
     /// left by a writer killed after publishing and before committing, or
     /// after committing and before unlinking the version it replaced. The
     /// caller holds the pack's lock and read `keeping` under it, so none of
-    /// them is a publish in progress or the installed version.
+    /// them is a publish in progress or the installed version. `packs/` is
+    /// flushed when one was removed (failing that, it is removed again
+    /// after a power loss, as after a kill).
     func reclaimArchives(of id: String, keeping key: UInt64?) {
+        var removed = false
         for name in layout.packs.names {
             guard let parsed = IndexSchema.parseArchiveName(name), parsed.pack == id, parsed.archiveKey != key else { continue }
-            try? layout.packs.unlink(name)
+            if (try? layout.packs.unlink(name)) != nil { removed = true }
         }
+        if removed { try? layout.packs.sync() }
     }
 }

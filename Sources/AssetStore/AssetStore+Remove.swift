@@ -7,7 +7,9 @@ extension AssetStore {
     /// or descriptors keep reading them; new lookups no longer find it.
     ///
     /// - Throws: `.assetPackNotFound` when it is not installed, `.lockTimeout`,
-    ///   `.index`.
+    ///   `.index`; `.system` when the archive's unlink cannot be made
+    ///   durable (the pack is removed from the index by then; its file
+    ///   keeps a twin, and the next writer reclaims both).
     public func remove(pack id: String) throws(StoreError) {
         try PackID.validate(id)
         let containerLock = try lockContainer(.shared)
@@ -22,6 +24,9 @@ extension AssetStore {
             throw .notInstalled(id)
         }
         var retiring = try retire(record)
+        // The twin outlives a power loss after the commit: the archive it
+        // proves garbage is never an orphan.
+        try layout.staging.sync()
         CrashPoint.hit("remove.retire-linked")
         // Deleting copies the pages it changes before the old ones are free:
         // room for about the pack's own records (names unknown here).
@@ -32,7 +37,10 @@ extension AssetStore {
             CrashPoint.hit("remove.index.written")
         }
         CrashPoint.hit("remove.committed")
-        retiring?.commit()
+        // The archive's unlink is flushed before this returns: a removed
+        // pack's file stays gone after a power loss.
+        var unlinkFailure: StoreError?
+        do { try retiring?.unlinkArchive() } catch { unlinkFailure = error }
         _ = consume retiring
         CrashPoint.hit("remove.unlinked-archive")
         reclaimArchives(of: id, keeping: nil)
@@ -42,6 +50,7 @@ extension AssetStore {
         CrashPoint.hit("remove.done")
         _ = consume packLock
         _ = consume containerLock
+        if let unlinkFailure { throw unlinkFailure }
     }
 
     /// Deletes pack `id`'s record, members and path entries, holding none

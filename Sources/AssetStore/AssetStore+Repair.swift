@@ -19,18 +19,28 @@ extension AssetStore {
         try planPathIndexRebuild(report, indexChanged: packsChanged || recordsChanged, into: &plan)
         try planOrphanArchives(report, into: &plan)
         try planSymlinks(report, into: &plan)
+        if carryOut && !plan.repairs.isEmpty { try syncRepairedLayout() }
         return plan.repairs
+    }
+
+    /// Flushes the container directory and every directory of the layout
+    /// that is open, so that the unlinks and new names of the repairs just
+    /// made survive a power loss: verify after one finds what repair left.
+    /// (The index's changes are durable at each commit; a quarantine flushes
+    /// its own move before the index forgets the file.)
+    private func syncRepairedLayout() throws(StoreError) {
+        for directory in [layout.root] + layout.directories where directory.openAnchor != nil {
+            try directory.sync()
+        }
     }
 
     /// A missing schema record, stale reader slots.
     private func planIndexUpkeep(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
         let codes = report.codes
-        if codes.contains(.schemaMissing) {
-            try plan.act([.schemaMissing], pack: nil, "write the schema version record") { () throws(StoreError) in
-                try update { (txn) throws(StoreError) in
-                    var v = IndexSchema.version.littleEndian
-                    try indexCall { () throws(LMDBError) in try txn.put(meta, key: IndexSchema.schemaKey, value: withUnsafeBytes(of: &v) { Array($0) }) }
-                }
+        let schemaCodes = [FindingCode.schemaMissing, .indexUnfinished].filter(codes.contains)
+        if !schemaCodes.isEmpty {
+            try plan.act(schemaCodes, pack: nil, "write the schema version record") { () throws(StoreError) in
+                try writeSchemaRecord()
             }
         }
         if codes.contains(.staleReader) {
@@ -175,31 +185,51 @@ extension AssetStore {
         }
     }
 
-    /// Symlinks in the layout: each is moved to `quarantine/` (the link
-    /// itself; its target is never touched), and a directory of the layout
-    /// that was a link is made again, empty.
+    /// Symlinks anywhere in the container: each is moved to `quarantine/`
+    /// (the link itself; its target is never touched), and a directory of
+    /// the layout that was a link is made again, empty, with the layout's
+    /// directories inside it (`locks/packs/`, `downloads/slots/`). The
+    /// directory holding a link is reached from the container's descriptor
+    /// component by component, never through a link.
     private func planSymlinks(_ report: VerificationReport, into plan: inout RepairPlan) throws(StoreError) {
         for f in report.findings(.layoutSymlink) {
             guard let object = f.object else { continue }
-            let parentName = object.split(separator: "/").dropLast().joined(separator: "/")
-            let name = String(object.split(separator: "/").last ?? "")
-            guard let parent = ([layout.root] + layout.directories).first(where: { $0.name == parentName }) else { continue }
+            let components = object.split(separator: "/").map(String.init)
+            guard let name = components.last else { continue }
             let directory = layout.directories.first { $0.name == object }
             try plan.act([.layoutSymlink], pack: nil, "quarantine the symbolic link \(object)" +
                          (directory == nil ? "" : " and make \(object)/ again")) { () throws(StoreError) in
+                // A parent that is gone or a link itself now: nothing to move here.
+                guard let parent = try reachDirectory(components.dropLast()) else { return }
                 try quarantine(name, in: parent)
-                guard directory != nil, let anchor = parent.openAnchor else { return }
+                guard let directory, let anchor = parent.openAnchor else { return }
                 do throws(Errno) {
                     try FileSystem.createDirectory(name, relativeTo: anchor)
-                    if object == layout.locks.name {
-                        let locks = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
-                        try FileSystem.createDirectory(layout.packLocks.leaf, relativeTo: .descriptor(locks.rawValue))
+                    let made = try FileDescriptor.open(name, [.readOnly, .directory, .noFollow], relativeTo: anchor)
+                    for inside in layout.directories where inside.parent === directory {
+                        try FileSystem.createDirectory(inside.leaf, relativeTo: .descriptor(made.rawValue))
                     }
+                    try made.sync()
                 } catch {
                     throw .system(error.with(operation: error.operation, path: parent.path(of: name)))
                 }
             }
         }
+    }
+
+    /// The directory at `components` below the container, opened from the
+    /// container's descriptor one component at a time without following a
+    /// link; `nil` when one is missing or a link.
+    private func reachDirectory(_ components: ArraySlice<String>) throws(StoreError) -> LayoutDirectory? {
+        var directory = layout.root
+        for component in components {
+            do { directory = try directory.subdirectory(component, creating: false) } catch {
+                if case .symlinkInContainer = error { return nil }
+                throw error
+            }
+            if directory.isMissing { return nil }
+        }
+        return directory
     }
 
     /// Moves `name` in `directory` into `quarantine/` under its name and a
@@ -208,24 +238,35 @@ extension AssetStore {
     /// and so is a `directory` that is a symlink: nothing is moved out of
     /// where it points (its own `layout.symlink` repair moves the link).
     ///
+    /// Durable when it returns, in the order that never loses the file to
+    /// a power loss: `quarantine/` into the container (when made here),
+    /// then the new name (`quarantine/` flushed), then the old name's
+    /// removal (`directory` flushed) — before the caller drops the file
+    /// from the index.
+    ///
     /// - Throws: `.symlinkInContainer` when `quarantine/` is a symlink, `.system`.
     func quarantine(_ name: String, in directory: LayoutDirectory) throws(StoreError) {
         guard let from = directory.openAnchor else { return }
         let root = try layout.root.anchor()
         let quarantine: FileDescriptor
+        let made: Bool
         do {
-            try FileSystem.createDirectory("quarantine", relativeTo: root)
+            made = try FileSystem.createDirectory("quarantine", relativeTo: root)
             quarantine = try FileDescriptor.open("quarantine", [.readOnly, .directory, .noFollow], relativeTo: root)
         } catch {
             throw LayoutDirectory.storeError(error, path: layout.root.path(of: "quarantine"))
         }
+        if made { try layout.root.sync() }
         do {
             let target = name + "." + String(Int(Date().timeIntervalSince1970))
             try FileSystem.rename(name, to: target, relativeTo: from, destinationRelativeTo: .descriptor(quarantine.rawValue), noReplace: true)
         } catch where error == .noSuchFile {
+            return
         } catch {
             throw .system(error.with(operation: error.operation, path: directory.path(of: name)))
         }
+        do { try quarantine.sync() } catch { throw .system(error.with(operation: "fsync", path: layout.root.path(of: "quarantine"))) }
+        try directory.sync()
     }
 
     /// Removes pack `id` from the index; with a record, leaves a journal entry

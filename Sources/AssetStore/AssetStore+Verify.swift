@@ -20,7 +20,7 @@ extension AssetStore {
     /// every finding carries a stable ``FindingCode``, its severity, and the
     /// pack and object it concerns. Errors found are confirmed by a second
     /// pass under the container lock, exclusive (waiting as ``lockWait``
-    /// says, at most 10 s when that is for ever; without the lock the first
+    /// says, 10 s when that is the default; without the lock the first
     /// pass stands), so that a writer at work is not reported as damage. With `repair` (under the container lock,
     /// exclusive, so readers keep running and writers wait) it then fixes
     /// what can be fixed without losing installed data and verifies again;
@@ -84,7 +84,9 @@ extension AssetStore {
     private func confirmationLock() throws(StoreError) -> FileLock? {
         if layout.locks.isSymlink { return nil }
         do {
-            return try lockContainer(.exclusive, wait: lockWait == .forever ? .seconds(10) : lockWait)
+            var wait = lockWait
+            if case .whileHolderWorks = wait { wait = .seconds(10) }
+            return try lockContainer(.exclusive, wait: wait)
         } catch {
             switch error {
             case .lockTimeout, .symlinkInContainer: return nil
@@ -98,7 +100,12 @@ extension AssetStore {
         var verdicts: [PackVerdict] = []
         try snapshot { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
-                report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
+                if try indexIsEmpty(txn) {
+                    report.add(.indexUnfinished, pack: nil, object: "index",
+                               "the index has no record at all, not even its schema version: its creation was cut short; the next writer finishes it")
+                } else {
+                    report.add(.schemaMissing, pack: nil, object: "index", "the index has no schema version record")
+                }
             }
             var records: [PackRecord] = []
             try indexCall { () throws(LMDBError) in

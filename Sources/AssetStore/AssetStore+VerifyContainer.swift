@@ -2,6 +2,19 @@ import AssetIndex
 import AssetSystem
 
 extension AssetStore {
+    /// Whether the index holds no record at all — no pack, member, path,
+    /// journal or meta record: a new index before its first record (the
+    /// schema version), as a creation cut short leaves it.
+    func indexIsEmpty(_ txn: borrowing ReadTransaction) throws(StoreError) -> Bool {
+        var empty = true
+        try indexCall { () throws(LMDBError) in
+            for db in [meta, packs, members, paths, journal] where empty {
+                try txn.forEach(db) { _, _ in empty = false; return false }
+            }
+        }
+        return empty
+    }
+
     /// The path index agrees with the member records; every member record
     /// belongs to an installed pack.
     func checkIndexConsistency(records: [PackRecord], txn: borrowing ReadTransaction, report: inout VerificationReport) throws(StoreError) {
@@ -108,7 +121,7 @@ extension AssetStore {
     }
 
     /// Files in `packs/`, `staging/`, `cache/`, `locks/packs/` and `locks/`; the journal;
-    /// reader slots; symlinks in the layout (each one only as `layout.symlink`).
+    /// reader slots; symlinks anywhere in the container (each one only as `layout.symlink`).
     /// An archive of a pack whose record is damaged is that finding's
     /// object (repair rebuilds the record from it), not an orphan.
     func checkFiles(report: inout VerificationReport, damagedRecords: Set<String>) throws(StoreError) {
@@ -208,22 +221,45 @@ extension AssetStore {
         }
     }
 
-    /// Every symlink where the layout has a directory, and every symlink in
-    /// one of its directories (none belongs anywhere), as `layout.symlink`
-    /// with the path relative to the container as its object. A directory
-    /// that is a symlink is reported, not listed.
+    /// Every symlink anywhere in the container, as `layout.symlink` with the
+    /// path relative to the container as its object: where the layout has a
+    /// directory, in one of its directories, at its top (`daemon.sock`,
+    /// `trust`) and in any directory below (`catalog/<hash>/etag`,
+    /// `trust/sources.json`). The walk opens each directory relative to its
+    /// parent's descriptor with `O_NOFOLLOW`, so it never enters a link;
+    /// `quarantine/`, where repair moves what it takes away (links
+    /// included), is not walked, and nothing deeper than
+    /// ``symlinkWalkDepth`` directories below the container is.
     ///
     /// - Throws: `.system` when a directory cannot be read or a name in it
     ///   cannot be looked at for a reason other than `ENOENT`.
     func checkSymlinks(report: inout VerificationReport) throws(StoreError) {
-        for directory in layout.directories {
-            if directory.isSymlinkNow {
-                reportSymlink(directory.name, directory: true, into: &report)
-                continue
-            }
-            for name in try directory.listing().sorted() where try directory.linkStatus(of: name)?.isSymbolicLink == true {
-                guard !(directory === layout.locks && name == layout.packLocks.leaf && layout.packLocks.isSymlinkNow) else { continue }
-                reportSymlink(directory.name + "/" + name, directory: false, into: &report)
+        for directory in layout.directories where directory.isSymlinkNow {
+            reportSymlink(directory.name, directory: true, into: &report)
+        }
+        try walkForSymlinks(layout.root, depth: 0, report: &report)
+    }
+
+    /// How many directories below the container the symlink walk goes.
+    static let symlinkWalkDepth = 8
+
+    /// The directory `quarantine/`, which the walk leaves alone.
+    static let quarantineName = "quarantine"
+
+    private func walkForSymlinks(_ directory: LayoutDirectory, depth: Int, report: inout VerificationReport) throws(StoreError) {
+        for name in try directory.listing().sorted() {
+            guard let status = try directory.linkStatus(of: name) else { continue }
+            let object = directory.name.isEmpty ? name : directory.name + "/" + name
+            if status.isSymbolicLink {
+                reportSymlink(object, directory: layout.directories.contains { $0.name == object }, into: &report)
+            } else if status.isDirectory, depth < Self.symlinkWalkDepth, !(directory === layout.root && name == Self.quarantineName) {
+                let below: LayoutDirectory
+                do { below = try directory.subdirectory(name, creating: false) } catch {
+                    // A link put there since the listing: reported when seen again.
+                    if case .symlinkInContainer = error { continue }
+                    throw error
+                }
+                try walkForSymlinks(below, depth: depth + 1, report: &report)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import AssetSystem
 import AssetIndex
 
@@ -13,8 +14,10 @@ import AssetIndex
 public final class AssetStore: Sendable {
     /// The container this store works in.
     public let container: GroupContainer
-    /// How long writers wait for locks.
-    public let lockWait: FileLock.Wait
+    /// How long writers wait for locks (``Options/lockWait``); a store's
+    /// user may change it (``setLockWait(_:)``).
+    public var lockWait: FileLock.Wait { waitForLocks.withLock { $0 } }
+    private let waitForLocks: Mutex<FileLock.Wait>
     /// The limits given in ``Options/limits``, which win over the container's.
     let limitsOverride: PackLimits?
     /// ``Options/installHeldMembers``.
@@ -40,9 +43,11 @@ public final class AssetStore: Sendable {
 
     /// Options for opening a store.
     public struct Options: Sendable {
-        /// How long installs and removals wait for another process's lock.
-        /// The default waits for ever.
-        public var lockWait: FileLock.Wait = .forever
+        /// How long installs, removals, downloads and the index's
+        /// map-length lock wait for another process's lock. The default,
+        /// ``FileLock/Wait/standard``, waits while the holder is a process of
+        /// this user at work, and 10 s while it is not.
+        public var lockWait: FileLock.Wait = .standard
         /// The index's initial map size; it grows by itself when full.
         public var initialMapSize: Int = 64 << 20
         /// The size beyond which the index's map does not grow: a write that
@@ -93,13 +98,13 @@ public final class AssetStore: Sendable {
     ///   the index was written by an incompatible version.
     public init(container: GroupContainer, options: Options = Options()) throws(StoreError) {
         self.container = container
-        self.lockWait = options.lockWait
+        self.waitForLocks = Mutex(options.lockWait)
         self.limitsOverride = options.limits
         self.installHeldMembers = max(0, options.installHeldMembers)
         self.memoryFiles = MemoryFileCache(limits: options.memoryFileCache)
         let layout = try ContainerLayout(container, creating: options.createsContainer)
         if layout.index.isSymlink { throw .symlinkInContainer(path: layout.index.path) }
-        for file in ["data.mdb", "lock.mdb"] where layout.index.status(of: file)?.isSymbolicLink == true {
+        for file in ["data.mdb", "lock.mdb", "map.lock"] where layout.index.status(of: file)?.isSymbolicLink == true {
             throw .symlinkInContainer(path: layout.index.path(of: file))
         }
         if !options.createsContainer {
@@ -114,6 +119,18 @@ public final class AssetStore: Sendable {
         try checkSchema(create: options.createsContainer)
     }
 
+    /// Sets how long this store's installs, removals and downloads wait
+    /// for another process's lock from now on. The index's map-length lock
+    /// keeps the wait of the first store of the container in this process.
+    public func setLockWait(_ wait: FileLock.Wait) {
+        waitForLocks.withLock { $0 = wait }
+    }
+
+    /// The mode of the container's lock files: 0600, or 0660 in a
+    /// container shared with a group (its directory has the set-group-ID
+    /// bit).
+    package var lockFileMode: UInt32 { layout.lockFileMode }
+
     /// Writes the schema version into a new index (when `create`), or checks
     /// an existing one's.
     private func checkSchema(create: Bool) throws(StoreError) {
@@ -127,6 +144,16 @@ public final class AssetStore: Sendable {
             return
         }
         guard create else { return }
+        try writeSchemaRecord()
+    }
+
+    /// Writes the schema version record into an index that lacks it: the
+    /// container is made. The layout is flushed as a whole first
+    /// (``ContainerLayout/syncWhole()``), so that an index with the record
+    /// survives a power loss with its directories — and so does every
+    /// install acknowledged after it.
+    func writeSchemaRecord() throws(StoreError) {
+        try layout.syncWhole()
         try update { (txn) throws(StoreError) in
             if try Self.schemaVersion(in: txn, meta: meta) == nil {
                 var v = IndexSchema.version.littleEndian

@@ -50,6 +50,9 @@ final class SharedIndex: Sendable {
             options.maximumMapSize = storeOptions.maximumMapSize
             options.clearsStaleReadersOnOpen = storeOptions.clearsStaleReaders
             options.maxDatabases = 8
+            options.lockFileMode = layout.lockFileMode
+            options.groupWrites = layout.isGroupShared
+            options.lockWait = storeOptions.lockWait
             let environment: Environment
             do throws(LMDBError) {
                 environment = try Environment(
@@ -60,7 +63,7 @@ final class SharedIndex: Sendable {
                     ],
                     options: options)
             } catch {
-                throw .index(error)
+                throw .fromIndex(error)
             }
             let index = SharedIndex(environment: environment, layout: layout)
             table[key] = Entry(index: index)

@@ -35,10 +35,14 @@ struct StagedFile: ~Copyable {
 
     static let suffix = ".install"
 
-    init(in staging: LayoutDirectory, label: String) throws(StoreError) {
+    /// Makes the staging file (`groupShared`: in a group's container, whose
+    /// members get read-write access to the archive, so that they can
+    /// replace it later: a hard link to another user's file needs it).
+    init(in staging: LayoutDirectory, label: String, groupShared: Bool = false) throws(StoreError) {
         let anchor = try staging.anchor()
         do {
             let fd = try FileDescriptor.temporary(in: anchor)
+            if groupShared { try fd.addPermissionsIfOwned(0o060) }
             // Nobody else can see an unnamed file, so its lock is granted at once.
             _ = try FileLock.tryLock(fd)
             self.name = try Self.link(fd, in: anchor, label: label)
@@ -50,15 +54,23 @@ struct StagedFile: ~Copyable {
     }
 
     /// Adopts the finished download `staging/<downloadName>`: opens it
-    /// (`O_NOFOLLOW`), locks it (waiting as `wait` says: a probe holds it for
-    /// an instant, another adopter for its whole install) and links the
-    /// file opened — not whatever the name leads to by then — as
+    /// (`O_NOFOLLOW`), locks it shared (waiting as `wait` says: only a
+    /// probe's exclusive lock, held for an instant, stands in the way) and
+    /// links the file opened — not whatever the name leads to by then — as
     /// `<label>.<random>.install`. The `.download` name stays.
+    ///
+    /// The lock is shared because the file becomes an archive that other
+    /// users may read, and any reader can hold a shared lock on it: an
+    /// exclusive lock here would wait for them. A shared lock still shows a
+    /// probe (an exclusive try) that a writer is alive. Adopters of one pack
+    /// are one at a time anyway (the download lock), and two of one file
+    /// would meet at the pack lock, where the second finds it installed.
     ///
     /// - Throws: `.notAFile` when `downloadName` is not one component ending
     ///   in `.download` or names no regular file, `.symlinkInContainer` for a
     ///   symlink, `.lockTimeout`, `.system` (`ENOENT` when nothing has that name).
-    init(adopting downloadName: String, in staging: LayoutDirectory, label: String, wait: FileLock.Wait) throws(StoreError) {
+    init(adopting downloadName: String, in staging: LayoutDirectory, label: String, wait: FileLock.Wait,
+         groupShared: Bool = false) throws(StoreError) {
         let path = staging.path(of: downloadName)
         guard downloadName.hasSuffix(JournalEntry.stagingSuffix), !downloadName.contains("/"),
               downloadName.count > JournalEntry.stagingSuffix.count else { throw .notAFile(path) }
@@ -70,12 +82,13 @@ struct StagedFile: ~Copyable {
         do { status = try fd.status() } catch { throw .system(error.with(operation: "fstat", path: path)) }
         guard status.isRegularFile else { throw .notAFile(path) }
         do {
-            try FileLock.lock(fd, wait: wait, path: path)
+            try FileLock.lock(fd, kind: .shared, wait: wait, path: path)
+        } catch {
+            throw .fromLock(error, what: "the lock of the download being installed", path: path)
+        }
+        do {
+            if groupShared { try fd.addPermissionsIfOwned(0o060) }
             self.name = try Self.link(fd, in: anchor, label: label)
-        } catch where error == .timedOut || error == .wouldBlock {
-            var seconds = 0.0
-            if case .seconds(let s) = wait { seconds = s }
-            throw .lockTimeout(path: path, seconds: seconds)
         } catch {
             throw .system(error.path == nil ? error.with(operation: error.operation, path: path) : error)
         }
@@ -99,9 +112,15 @@ struct StagedFile: ~Copyable {
 
     var path: String { staging.path(of: name) }
 
-    /// Renames the staging file to `<archiveName>.install` and links it into
-    /// `packs` as `archiveName`, failing with `EEXIST` if that is taken.
-    /// The caller then commits the index and calls ``commit()``.
+    /// Renames the staging file to `<archiveName>.install`, flushes
+    /// `staging/`, and links the file into `packs` as `archiveName`, failing
+    /// with `EEXIST` if that is taken. The caller then flushes `packs/`,
+    /// commits the index and calls ``commit()``.
+    ///
+    /// The flush comes before the link: a `packs/` file that survives a
+    /// power loss without the commit that names it has its twin by then,
+    /// which proves it garbage to reclaim (and so does a retirement twin
+    /// linked before this call).
     mutating func publish(as archiveName: String, in packs: LayoutDirectory) throws(StoreError) {
         let twin = archiveName + Self.suffix
         let (from, to) = (try staging.anchor(), try packs.anchor())
@@ -111,6 +130,7 @@ struct StagedFile: ~Copyable {
             throw .system(error.with(operation: error.operation, path: path))
         }
         name = twin
+        try staging.sync()
         do {
             try FileSystem.link(twin, to: archiveName, relativeTo: from, destinationRelativeTo: to)
         } catch {
@@ -133,7 +153,12 @@ struct StagedFile: ~Copyable {
     }
 
     deinit {
-        if let published, !committed { try? published.packs.unlink(published.name) }
+        if let published, !committed {
+            // The twin goes only once the unlink from packs/ is flushed: the
+            // other order could leave, after a power loss, a packs/ file
+            // that nothing proves garbage (an orphan for verify to report).
+            guard (try? published.packs.unlink(published.name)) != nil, (try? published.packs.sync()) != nil else { return }
+        }
         try? staging.unlink(name)
     }
 }
@@ -142,24 +167,31 @@ struct StagedFile: ~Copyable {
 /// `staging/<archive name>.retire` and locked before the index switch that
 /// drops it, unlinked from `packs/` after the switch commits. A writer killed
 /// in between leaves a free-locked twin, by which reclaim and verify know the
-/// `packs/` file for garbage.
+/// `packs/` file for garbage. The caller flushes `staging/` between this
+/// link and the switch, so that the twin outlives a power loss too.
 struct RetiringArchive: ~Copyable {
     let descriptor: FileDescriptor
     let archiveName: String
     let packs: LayoutDirectory
     let staging: LayoutDirectory
     private var committed = false
+    /// The archive is unlinked and that unlink flushed: the twin may go.
+    private var gone = false
 
     static let suffix = ".retire"
 
-    /// Locks `packs/archiveName` and links its twin in `staging`. Returns
-    /// `nil` when the archive is already gone.
+    /// Locks `packs/archiveName`, shared, and links its twin in `staging`.
+    /// Returns `nil` when the archive is already gone.
     ///
     /// The lock comes first, so the twin is never visible unlocked while its
     /// writer lives; probes (reclaim, verify) hold a free lock only for an
-    /// instant, so the wait here is short.
+    /// instant, so the wait here is short (at most 5 s). It is shared: the
+    /// archive is a file other users may read (and a daemon's peer holds a
+    /// descriptor of), so anyone may hold a shared lock on it, which a
+    /// shared lock does not wait for; a probe's exclusive try still sees it.
     ///
-    /// - Throws: `.symlinkInContainer` when the archive is a symlink, `.system`.
+    /// - Throws: `.symlinkInContainer` when the archive is a symlink,
+    ///   `.lockTimeout`, `.system`.
     init?(archiveName: String, packs: LayoutDirectory, staging: LayoutDirectory) throws(StoreError) {
         self.archiveName = archiveName
         self.packs = packs
@@ -167,7 +199,11 @@ struct RetiringArchive: ~Copyable {
         guard let fd = try packs.open(archiveName, .readWrite) else { return nil }
         let (from, to) = (try packs.anchor(), try staging.anchor())
         do {
-            try FileLock.lock(fd, wait: .seconds(5), path: packs.path(of: archiveName))
+            try FileLock.lock(fd, kind: .shared, wait: .seconds(5), path: packs.path(of: archiveName))
+        } catch {
+            throw .fromLock(error, what: "the lock of the archive being replaced", path: packs.path(of: archiveName))
+        }
+        do {
             do {
                 try FileSystem.link(archiveName, to: archiveName + Self.suffix, relativeTo: from, destinationRelativeTo: to)
             } catch where error == .fileExists {
@@ -179,11 +215,24 @@ struct RetiringArchive: ~Copyable {
         descriptor = fd
     }
 
-    /// Marks the switch as committed: the archive goes at deinit.
-    mutating func commit() { committed = true }
+    /// After the switch commits: unlinks the archive from `packs/` and
+    /// flushes `packs/`, so that the archive stays gone after a power loss.
+    /// The twin goes at deinit, and only once this has succeeded: unlinked
+    /// first, it could leave an archive no record names and nothing proves
+    /// garbage.
+    ///
+    /// - Throws: `.system` naming the archive or `packs/` when either step
+    ///   fails; the twin then stays, for the next writer to reclaim with
+    ///   the archive.
+    mutating func unlinkArchive() throws(StoreError) {
+        committed = true
+        do { try packs.unlink(archiveName) } catch where error == .noSuchFile {} catch { throw .system(error) }
+        try packs.sync()
+        gone = true
+    }
 
     deinit {
-        if committed { try? packs.unlink(archiveName) }
-        try? staging.unlink(archiveName + Self.suffix)
+        // Not committed: the archive stays current, and its twin goes.
+        if !committed || gone { try? staging.unlink(archiveName + Self.suffix) }
     }
 }

@@ -28,8 +28,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case system(Errno)
     /// The recorded manifest inside the pack is unreadable.
     case invalidRecordedManifest(archive: String, reason: String)
-    /// A lock could not be taken before the deadline.
-    case lockTimeout(path: String, seconds: Double)
+    /// A lock could not be taken before the wait ended: which lock, how
+    /// long, who held it.
+    case lockTimeout(LockTimeout)
     /// The source given to install is not a regular file.
     case notAFile(String)
     /// There is no container at `path` (and the store was told not to make
@@ -118,8 +119,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return e.description
         case .invalidRecordedManifest(let archive, let reason):
             return "\(archive): recorded manifest is invalid: \(reason)"
-        case .lockTimeout(let path, let seconds):
-            return "timed out after \(seconds) s waiting for the lock \(path)"
+        case .lockTimeout(let t):
+            return t.description
         case .notAFile(let path):
             return "\(path): not a regular file"
         case .noContainer(let path, let missing):
@@ -143,6 +144,24 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension StoreError {
+    /// The store's error for an index error: `.lockTimeout` for a lock of
+    /// the index's own that was held too long (the map-length lock), else
+    /// `.index`.
+    static func fromIndex(_ error: LMDBError) -> StoreError {
+        if let t = error.lockTimeout { return .lockTimeout(t) }
+        return .index(error)
+    }
+
+    /// The store's error for a lock not taken: `.lockTimeout` naming the
+    /// lock as `what` says, `.symlinkInContainer` for a symlink (`ELOOP`
+    /// under `O_NOFOLLOW`), `.system` naming `path` for the rest.
+    static func fromLock(_ error: LockError, what: String, path: String) -> StoreError {
+        switch error {
+        case .timedOut(let t): return .lockTimeout(t.named(what))
+        case .system(let e): return LayoutDirectory.storeError(e, path: path)
+        }
+    }
+
     /// What to report when no pack `id` is installed: `.invalidPackID` when
     /// no pack could have that ID, else `.assetPackNotFound`. Only error
     /// paths call it, so lookups that succeed never validate the ID.

@@ -56,6 +56,7 @@ public struct VerificationReport: Sendable {
 public enum FindingCode: String, Sendable, Hashable, CaseIterable {
     // The index.
     case schemaMissing = "index.schema-missing"
+    case indexUnfinished = "index.unfinished"
     case staleReader = "lmdb.stale-reader"
     // Packs and their archives.
     case packRecordDamaged = "pack.record-damaged"
@@ -91,7 +92,7 @@ public enum FindingCode: String, Sendable, Hashable, CaseIterable {
 
     public var severity: VerificationReport.Severity {
         switch self {
-        case .staleReader, .archiveUncommitted, .stagingLeftover, .cacheLeftover,
+        case .indexUnfinished, .staleReader, .archiveUncommitted, .stagingLeftover, .cacheLeftover,
              .journalMissingStaging, .journalOrphanDownload, .lockOrphan, .lockOldLayout:
             return .reclaimable
         case .stagingUnknown:

@@ -19,7 +19,8 @@ public final class DirectoryWatch: @unchecked Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
-    /// Watches `directory`, which must exist.
+    /// Watches `directory`, which must exist; a symlink there is not
+    /// followed (`IN_DONT_FOLLOW`): the watch then falls back to polling.
     ///
     /// - Throws: `Errno` from `pipe` only (inotify's own failures fall back to polling).
     public init(directory: String) throws(Errno) {
@@ -33,7 +34,7 @@ public final class DirectoryWatch: @unchecked Sendable {
         wakeWrite = fds[1]
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         if fd >= 0 {
-            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ONLYDIR)
+            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW)
             if inotify_add_watch(fd, directory, mask) < 0 {
                 close(fd)
                 inotify = -1

@@ -33,6 +33,15 @@ extension FileDescriptor {
         return s
     }
 
+    /// The file's owner: its user and group. The corresponding C function
+    /// is `fstat`.
+    public func owner() throws(Errno) -> (uid: UInt32, gid: UInt32) {
+        var uid: UInt32 = 0, gid: UInt32 = 0
+        let fd = rawValue
+        _ = try valueOrErrno("fstat") { cas_fstat_owner(fd, &uid, &gid) }
+        return (uid, gid)
+    }
+
     /// The file's modification time, in whole seconds since 1970 UTC
     /// (rounded down). The corresponding C function is `fstat`.
     public func modificationSeconds() throws(Errno) -> Int64 {
@@ -40,6 +49,23 @@ extension FileDescriptor {
         let fd = rawValue
         _ = try valueOrErrno("fstat") { cas_fstat_mtime(fd, &mode, &size, &inode, &seconds, &nanoseconds) }
         return seconds
+    }
+
+    /// The file's modification time in seconds since 1970 UTC, with its
+    /// fraction (to the nanosecond the file system keeps). The
+    /// corresponding C function is `fstat`.
+    public func modificationTime() throws(Errno) -> Double {
+        var mode: UInt32 = 0, size: Int64 = 0, inode: UInt64 = 0, seconds: Int64 = 0, nanoseconds: Int64 = 0
+        let fd = rawValue
+        _ = try valueOrErrno("fstat") { cas_fstat_mtime(fd, &mode, &size, &inode, &seconds, &nanoseconds) }
+        return Double(seconds) + Double(nanoseconds) / 1e9
+    }
+
+    /// Sets the file's modification time to now. The corresponding C
+    /// function is `futimens` with `UTIME_NOW`.
+    public func touchModificationTime() throws(Errno) {
+        let fd = rawValue
+        _ = try valueOrErrno("futimens") { cas_touch_mtime(fd) }
     }
 
     /// Sets the file's modification time to `seconds` since 1970 UTC. The

@@ -52,10 +52,10 @@ public struct OpenOptions: OptionSet, Sendable {
     public static let append = OpenOptions(rawValue: O_APPEND)
     public static let directory = OpenOptions(rawValue: O_DIRECTORY)
     public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
-    /// `O_NONBLOCK`: opening a FIFO or a device does not wait (for a writer,
-    /// a carrier), so the caller can `fstat` it and refuse it first.
-    public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
     public static let path = OpenOptions(rawValue: cas_o_path)
+    /// `O_NONBLOCK`: an open of a FIFO returns at once instead of waiting
+    /// for the other end (and reads and writes of it do not wait).
+    public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
 }
 
 /// A directory to resolve relative paths against: an open directory

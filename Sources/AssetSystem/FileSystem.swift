@@ -35,13 +35,19 @@ public enum FileSystem {
 
     /// Creates the directory `path`, relative to `anchor`; an existing entry
     /// of any kind is fine (open it with `O_NOFOLLOW | O_DIRECTORY` to know
-    /// what it is). The corresponding C function is `mkdirat`.
+    /// what it is). Returns whether this call made it: a new directory is
+    /// durable only once its parent is flushed (``syncDirectory(_:)``, or
+    /// `sync()` of the parent's descriptor), which the caller does before
+    /// anything that depends on it is acknowledged. The corresponding C
+    /// function is `mkdirat`.
+    @discardableResult
     public static func createDirectory(
         _ path: String, relativeTo anchor: DirectoryAnchor = .workingDirectory, permissions: UInt32 = 0o755
-    ) throws(Errno) {
+    ) throws(Errno) -> Bool {
         let dir = anchor.raw
         let r = cas_mkdirat(dir, path, mode_t(permissions))
         if r < 0 && -r != Errno.fileExists.rawValue { throw Errno(-r, operation: "mkdir", path: path) }
+        return r == 0
     }
 
     /// Removes the file `path`. The corresponding C function is `unlinkat`.
@@ -62,33 +68,70 @@ public enum FileSystem {
         _ = try valueOrErrno("rmdir", path: path) { cas_unlinkat(dir, path, 1) }
     }
 
-    /// Creates the directory `path` and any missing parents. An existing
-    /// directory is fine (one `mkdir` call finds it); an existing
-    /// non-directory is `ENOTDIR`.
+    /// Creates the directory `path` and any missing parents, durably: each
+    /// directory it makes is flushed into its parent (an `fsync` of the
+    /// parent) before the next one is made and before it returns, so that a
+    /// power loss cannot take back a directory the caller goes on to rely
+    /// on. An existing directory is fine (one `mkdir` call finds it, and
+    /// nothing is flushed); an existing non-directory is `ENOTDIR`.
+    ///
+    /// A directory made by a process killed before that flush is not
+    /// flushed by a later call, which finds it there: a caller whose own
+    /// acknowledgement depends on the whole chain flushes it itself (the
+    /// store does so once, when it writes a new index's first record).
     public static func createDirectories(_ path: String, permissions: UInt32 = 0o755) throws(Errno) {
         let r = cas_mkdirat(AT_FDCWD, path, mode_t(permissions))
-        if r == 0 { return }
+        if r == 0 {
+            try syncDirectory(containing: path)
+            return
+        }
         switch -r {
         case Errno.fileExists.rawValue:
             guard let status = try FileDescriptor.status(of: path), status.isDirectory else {
                 throw Errno(Errno.notDirectory.rawValue, operation: "mkdir", path: path)
             }
         case Errno.noSuchFile.rawValue:
-            let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            guard !parent.isEmpty else { throw Errno(-r, operation: "mkdir", path: path) }
+            let parent = parentPath(of: path)
+            guard parent != "/" && parent != "." && parent != trimmed(path) else { throw Errno(-r, operation: "mkdir", path: path) }
             try createDirectories(parent, permissions: permissions)
             let again = cas_mkdirat(AT_FDCWD, path, mode_t(permissions))
             if again < 0 && -again != Errno.fileExists.rawValue { throw Errno(-again, operation: "mkdir", path: path) }
+            if again == 0 { try syncDirectory(containing: path) }
         default:
             throw Errno(-r, operation: "mkdir", path: path)
         }
     }
 
     /// Flushes the directory `path`'s entries to storage, so that renames and
-    /// new names in it survive a power loss.
+    /// new names in it survive a power loss. The corresponding C function
+    /// is `fsync`.
     public static func syncDirectory(_ path: String) throws(Errno) {
-        let fd = try FileDescriptor.open(path, .directory)
-        try fd.sync()
+        let fd = try FileDescriptor.open(path, [.readOnly, .directory])
+        do { try fd.sync() } catch { throw error.with(operation: "fsync", path: path) }
+    }
+
+    /// Flushes the directory that holds `path` (its entry for `path`: a
+    /// file or directory made, renamed or unlinked there), as
+    /// ``syncDirectory(_:)`` does. A relative `path` of one component is in
+    /// the working directory.
+    public static func syncDirectory(containing path: String) throws(Errno) {
+        try syncDirectory(parentPath(of: path))
+    }
+
+    /// `path` without its last component (and trailing slashes): `/` for a
+    /// component of the root, `.` for a relative one-component path.
+    static func parentPath(of path: String) -> String {
+        let path = trimmed(path)
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = trimmed(String(path[..<slash]))
+        return parent.isEmpty ? "/" : parent
+    }
+
+    /// `path` without trailing slashes (`/` stays).
+    private static func trimmed(_ path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        return String(path)
     }
 
     /// The names in directory `path` (without `.` and `..`), unsorted; empty

@@ -406,7 +406,7 @@ static bool parse_int32(const char *text, size_t length, int *value) {
 
 /* Whether status `s` is a code of the table (AssetPackError.Code). */
 static bool known_code(unsigned s) {
-    return (s >= 1 && s <= 10) || (s >= 16 && s <= 25) || (s >= 32 && s <= 41) || (s >= 48 && s <= 56) || (s >= 64 && s <= 69);
+    return (s >= 1 && s <= 10) || (s >= 16 && s <= 25) || (s >= 32 && s <= 41) || (s >= 48 && s <= 56) || (s >= 64 && s <= 70);
 }
 
 /* Reads a failure body (c->reply + HEADER_SIZE, `size` bytes) with `status`
@@ -450,6 +450,7 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
     case 7: ok = f == 2; break;
     case 8: ok = f == 3 && reason_at(c, 2, &reason); break;
     case 24: ok = f == 4 && reason_at(c, 2, &reason); break;
+    case 70: ok = f == 3 && reason_at(c, 2, &reason); break;
     case 9: case 10: ok = f <= 1 && number >= INT32_MIN && number <= INT32_MAX; break;
     default: break;
     }
@@ -461,7 +462,7 @@ static int read_failure(apc_client *c, uint16_t status, size_t size) {
     int code;
     if (status == 9 || status == 10) {
         code = fail(c, -(int)status, (int)number, "descriptor daemon: %s", message);
-    } else if (status >= 64 && status <= 69) {
+    } else if (status >= 64 && status <= 70) {
         code = fail(c, -(int)status, 0, "descriptor daemon at %s refused the request: %s", c->socket_path, message);
     } else if (status <= 8 || status == 24) {
         code = fail(c, -(int)status, 0, "%s", message);
@@ -582,6 +583,7 @@ const char *apc_strerror(int code) {
     case APC_EPROTOCOL: return "the descriptor daemon speaks another protocol version";
     case APC_EBUSY: return "the descriptor daemon is busy; try again";
     case APC_EDAEMONFAILED: return "the descriptor daemon failed";
+    case APC_ENOTPERMITTED: return "the descriptor daemon does not permit this request to this user";
     case APC_EINVAL: return "invalid argument";
     default: return "unknown error code";
     }

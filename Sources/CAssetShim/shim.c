@@ -77,6 +77,14 @@ int cas_fstatat(int dirfd, const char *path, int nofollow,
     return 0;
 }
 
+int cas_fstat_owner(int fd, uint32_t *uid, uint32_t *gid) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    *uid = (uint32_t)st.st_uid;
+    *gid = (uint32_t)st.st_gid;
+    return 0;
+}
+
 ssize_t cas_pread_full(int fd, void *buffer, size_t count, int64_t offset) {
     size_t done = 0;
     while (done < count) {
@@ -350,6 +358,25 @@ int cas_ofd_lock(int fd, int type, int wait) {
     fl.l_start = 0;
     fl.l_len = 0;
     RETURN_OR_ERRNO(fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl));
+}
+
+int cas_ofd_conflict(int fd, int type, int32_t *pid) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type == CAS_LOCK_SHARED ? F_RDLCK : F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -errno;
+    if (fl.l_type == F_UNLCK) return 0;
+    *pid = (int32_t)fl.l_pid;
+    return 1;
+}
+
+int cas_fchmod_owned(int fd, uint32_t clear, uint32_t set) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    mode_t old = st.st_mode & 07777, mode = (mode_t)(((old & ~clear) | set) & 07777);
+    if (mode == old || st.st_uid != geteuid()) return 0;
+    RETURN_OR_ERRNO(fchmod(fd, mode) == 0 ? 1 : -1);
 }
 
 int cas_ofd_probe(int fd) {
@@ -695,6 +722,11 @@ int cas_open_beneath(int dirfd, const char *path, int flags, int allow_openat2, 
 
 int cas_set_mtime(int fd, int64_t sec) {
     struct timespec times[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = (time_t)sec, .tv_nsec = 0 } };
+    RETURN_OR_ERRNO(futimens(fd, times));
+}
+
+int cas_touch_mtime(int fd) {
+    struct timespec times[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = 0, .tv_nsec = UTIME_NOW } };
     RETURN_OR_ERRNO(futimens(fd, times));
 }
 

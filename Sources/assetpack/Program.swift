@@ -53,7 +53,7 @@ enum Program {
             ListCommand.self, CatCommand.self, RemoveCommand.self, VerifyCommand.self, LimitsCommand.self,
             KeygenCommand.self, PublishCommand.self, VerifyPublishedCommand.self, ServeCommand.self,
             FetchCommand.self, SyncCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, CancelCommand.self,
-            DaemonCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
+            DaemonCommand.self, SourcesCommand.self, DemoCommand.self, HelpCommand.self, CompletionsCommand.self, ManpageCommand.self,
         ]
     }
 

@@ -31,7 +31,7 @@ import TestSupport
             var options = Downloader.Options()
             options.maximumAttempts = 2
             options.initialBackoff = 0.01
-            return try CatalogFetcher(catalogURL: base + "/catalog.json", publicKey: key, container: container, options: options)
+            return try CatalogFetcher(catalogURL: base + "/catalog.json", publicKey: key, store: AssetStore(container: container), options: options)
         }
 
         func cached(_ name: String, _ fetcher: CatalogFetcher) -> [UInt8]? {
@@ -184,7 +184,7 @@ import TestSupport
         var options = Downloader.Options()
         options.maximumAttempts = 1
         let fetcher = try CatalogFetcher(catalogURL: server.baseURL + "/catalog.json?v=7", publicKey: s.key.publicKey,
-                                         container: s.container, options: options)
+                                         store: AssetStore(container: s.container), options: options)
         let (catalog, origin) = try fetcher.fetch(now: s.now)
         #expect(origin == .server && catalog.entry(withID: "A") != nil)
         #expect(server.requests().map(\.target) == ["/catalog.json?v=7", "/catalog.json.sig?v=7"])

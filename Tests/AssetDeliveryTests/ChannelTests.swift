@@ -30,7 +30,7 @@ import TestSupport
         var options = Downloader.Options()
         options.maximumAttempts = 1
         return try CatalogFetcher(catalogURL: url, publicKey: key.publicKey, channel: channel,
-                                  container: GroupContainer(path: dir.file("container")), options: options)
+                                  store: AssetStore(container: GroupContainer(path: dir.file("container"))), options: options)
     }
 
     @Test func publishNamesTheDefaultChannelKeepsItAndRefusesAnother() throws {

@@ -87,7 +87,7 @@ struct DeadlineTests {
             options.http.caFile = path
             #expect(throws: DeliveryError.caFileRefused(path: path, problem: problem)) { try Downloader(store: store, options: options) }
             #expect(throws: DeliveryError.caFileRefused(path: path, problem: problem)) {
-                try CatalogFetcher(catalogURL: "https://127.0.0.1:9/catalog.json", publicKey: nil, container: store.container, options: options)
+                try CatalogFetcher(catalogURL: "https://127.0.0.1:9/catalog.json", publicKey: nil, store: store, options: options)
             }
         }
         #expect(DeliveryError.caFileRefused(path: fifo, problem: .notRegularFile(type: "a FIFO")).description

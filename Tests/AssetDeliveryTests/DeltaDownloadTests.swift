@@ -23,8 +23,7 @@ struct DeltaDownloadTests {
 
         init() throws {
             store = try AssetStore(container: GroupContainer(path: dir.file("container")))
-            board = DownloadBoard(containerPath: dir.file("container"))
-            try board.prepare()
+            board = DownloadBoard(store: store)
         }
 
         /// Members `m000.bin`…: noise of 3–11 KiB each (seeded by name and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AssetDelivery
+import AssetStore
 import TestSupport
 
 /// The status record and the request file: their bytes, and what readers
@@ -47,8 +48,7 @@ import TestSupport
 
     @Test func theBoardListsRecordsAndIgnoresTemporaryAndForeignFiles() throws {
         let dir = TemporaryDirectory("download-board")
-        let board = DownloadBoard(containerPath: dir.path)
-        try board.prepare()
+        let board = DownloadBoard(store: try AssetStore(container: GroupContainer(path: dir.path)))
         try board.write(record)
         var other = record
         other.pack = "Alpha"
@@ -60,8 +60,8 @@ import TestSupport
         #expect(!board.isRunning("Base"))
         // A request reaches the download it names only.
         try board.send(DownloadControl(download: record.download, request: .pause), to: "Base")
-        #expect(board.control(of: "Base")?.request == .pause)
+        #expect(board.control(of: "Base") == .request(DownloadControl(download: record.download, request: .pause)))
         board.clearControl(of: "Base")
-        #expect(board.control(of: "Base") == nil)
+        #expect(board.control(of: "Base") == DownloadBoard.ControlReading.none)
     }
 }

@@ -53,7 +53,9 @@ import TestSupport
         _ = try publish([p])
         let held = try FileLock(path: site + "/" + Publisher.lockName)
         let start = Date()
-        #expect(throws: DeliveryError.store(.lockTimeout(path: site + "/" + Publisher.lockName, seconds: 0.3))) {
+        let timeout = LockTimeout(lock: "the publishing lock", path: site + "/" + Publisher.lockName, seconds: 0.3,
+                                  holder: LockHolder(pids: [getpid()]))
+        #expect(throws: DeliveryError.store(.lockTimeout(timeout))) {
             try publish([p], lockTimeout: 0.3)
         }
         #expect(Date().timeIntervalSince(start) >= 0.25)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import AssetDelivery
+import AssetStore
 import AssetSystem
 import TestSupport
 
@@ -18,6 +19,11 @@ import TestSupport
     }
 
     var conditions: SystemConditions { SystemConditions(root: dir.path) }
+
+    /// A container's `downloads/slots/`, as the layout opens it.
+    func slotDirectory() throws -> LayoutDirectory {
+        try AssetStore(container: GroupContainer(path: dir.file("container"))).downloadSlotsDirectory
+    }
 
     @Test func aMachineWithoutTheFilesIsNeitherOnBatteryNorBusy() {
         #expect(!conditions.isOnBattery)
@@ -104,7 +110,7 @@ import TestSupport
         let reasons = Shared<[String]>([])
         let done = Shared(false)
         let policy = policy()
-        let slots = dir.file("slots")
+        let slots = try slotDirectory()
         let thread = Thread {
             let slot = try? DiscretionaryGate.waitForTurn(policy, slots: slots) { reason in reasons.withLock { $0.append(reason) } }?.slot
             done.withLock { $0 = slot != nil }
@@ -122,14 +128,14 @@ import TestSupport
 
     @Test(.timeLimit(.minutes(3)))
     func slotsAreSharedAndFreedWhenATurnEnds() throws {
-        let slots = dir.file("slots")
+        let slots = try slotDirectory()
         var first: DiscretionaryTurn? = try DiscretionaryGate.waitForTurn(policy(slots: 2), slots: slots, deferred: nil)
         guard let second = try DiscretionaryGate.waitForTurn(policy(slots: 2), slots: slots, deferred: nil) else {
             Issue.record("no turn")
             return
         }
         #expect(first?.slot == 0 && second.slot == 1)
-        #expect(try FileLock.isHeld(path: slots + "/0.lock") && FileLock.isHeld(path: slots + "/1.lock"))
+        #expect(try FileLock.isHeld(path: slots.path(of: "0.lock")) && FileLock.isHeld(path: slots.path(of: "1.lock")))
         let reasons = Shared<[String]>([])
         let got = Shared<Int?>(nil)
         let policy = policy(slots: 2)

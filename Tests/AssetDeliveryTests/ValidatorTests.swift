@@ -139,7 +139,7 @@ import TestSupport
         var options = Downloader.Options()
         options.maximumAttempts = 1
         let fetcher = try CatalogFetcher(catalogURL: server.baseURL + "/catalog.json", publicKey: nil,
-                                         container: GroupContainer(path: dir.file("container")), options: options)
+                                         store: AssetStore(container: GroupContainer(path: dir.file("container"))), options: options)
         #expect(try fetcher.fetch(now: CatalogTime(seconds: 1_796_117_400)).origin == .server)
         #expect(!FileManager.default.fileExists(atPath: fetcher.cacheDirectory + "/etag"))
         #expect(try fetcher.fetch(now: CatalogTime(seconds: 1_796_117_400)).origin == .server)

@@ -26,16 +26,27 @@ import TestSupport
         #expect(throws: LMDBError(ENOTDIR)) { try Environment(path: path, databases: standardDatabases) }
     }
 
+    /// `data.mdb` gets ``Environment/Options/fileMode``; the files every
+    /// process locks, `lock.mdb` and `map.lock`, get the lock file mode —
+    /// 0600 by default, whatever `fileMode` lets others read — also when
+    /// they were there before with a wider one.
     @Test func createsFilesWithTheConfiguredMode() throws {
         let scratch = TemporaryDirectory("assetindex")
         let dir = scratch.directory("index")
         var options = Environment.Options()
         options.fileMode = 0o640
-        _ = try Environment(path: dir, databases: standardDatabases, options: options)
-        for file in ["data.mdb", "lock.mdb"] {
-            let status = try #require(try FileDescriptor.status(of: dir + "/" + file))
-            #expect(status.mode & 0o777 == 0o640, "\(file)")
-        }
+        func mode(_ file: String) throws -> UInt32 { try #require(try FileDescriptor.status(of: dir + "/" + file)).mode & 0o7777 }
+        var env: Environment? = try Environment(path: dir, databases: standardDatabases, options: options)
+        #expect(try mode("data.mdb") == 0o640)
+        #expect(try mode("lock.mdb") == 0o600)
+        #expect(try mode("map.lock") == 0o600)
+        env = nil
+        #expect(chmod(dir + "/lock.mdb", 0o644) == 0 && chmod(dir + "/map.lock", 0o666) == 0)
+        options.lockFileMode = 0o660
+        env = try Environment(path: dir, databases: standardDatabases, options: options)
+        #expect(try mode("lock.mdb") == 0o660)
+        #expect(try mode("map.lock") == 0o660)
+        _ = env
     }
 
     @Test func secondOpenInOneProcessIsRefused() throws {

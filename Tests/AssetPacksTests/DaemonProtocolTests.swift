@@ -136,7 +136,7 @@ import AssetSystem
             #expect(back?.message == "descriptor daemon: " + error.message)
         }
         // An error that has no wire status of its own comes back as a daemon failure.
-        let other = roundTrip(AssetPackError(.lockTimeout(path: "/l", seconds: 1)))
+        let other = roundTrip(AssetPackError(StoreError.lockTimeout(LockTimeout(path: "/l", seconds: 1, holder: .unknown))))
         #expect(other?.code == .daemonFailed && other?.path == "/s")
     }
 

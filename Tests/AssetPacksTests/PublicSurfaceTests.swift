@@ -39,7 +39,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .invalidManifest: 16, .invalidRecordedManifest: 17, .lockTimeout: 18, .notAFile: 19, .noContainer: 20,
             .unsupportedSchema: 21, .unsupportedURL: 22, .daemonUnavailable: 23, .limitExceeded: 24, .symlinkInContainer: 25, .invalidOption: 26,
             .peerNotAllowed: 64, .malformedRequest: 65, .requestTooLarge: 66, .unsupportedVersion: 67,
-            .daemonBusy: 68, .daemonFailed: 69,
+            .daemonBusy: 68, .daemonFailed: 69, .requestNotPermitted: 70,
             .invalidCatalog: 32, .unsupportedCatalogFormat: 33, .catalogUnsigned: 34, .catalogKeyMismatch: 35,
             .catalogSignatureInvalid: 36, .catalogRollback: 37, .catalogExpired: 38, .invalidKey: 39,
             .invalidTrustState: 40, .publishRefused: 41,
@@ -65,8 +65,10 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .pieceMapBadValue: 854, .pieceMapPackMismatch: 855, .pieceMapVersionMismatch: 856, .pieceMapSizeMismatch: 857,
             .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
             .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
+            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872,
             .catalogBadChannel: 712, .otherChannel: 812, .noChannel: 813, .channelChanged: 837,
-            .belowMinimumSpeed: 870, .totalDeadline: 871, .caFileNotRegular: 875, .caFileTooLarge: 876, .exceedsFreeSpace: 880, .exceedsFileSizeLimit: 881,
+            .caFileNotRegular: 875, .caFileTooLarge: 876, .exceedsFreeSpace: 880, .exceedsFileSizeLimit: 881,
+            .belowMinimumSpeed: 885, .totalDeadline: 886,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }

@@ -168,7 +168,10 @@ import TestSupport
         let d = try Download("adopt-locked", options: options)
         let other = try FileDescriptor.open(d.path, .readWrite)
         #expect(try FileLock.tryLock(other))
-        #expect(throws: StoreError.lockTimeout(path: d.path, seconds: 0.1)) { try d.adopt() }
+        // The holder is this process (another open file description of it).
+        let holder = LockHolder(pids: [getpid()])
+        #expect(throws: StoreError.lockTimeout(LockTimeout(lock: "the lock of the download being installed", path: d.path,
+                                                           seconds: 0.1, holder: holder))) { try d.adopt() }
         try d.expectDownloadUntouched()
         _ = consume other
         try d.adopt()

@@ -37,7 +37,7 @@ import TestSupport
 
     /// A fresh container whose directory `name` is a link to a directory
     /// outside: a writer's store refuses to open, and makes nothing there.
-    @Test(arguments: ["index", "packs", "staging", "cache", "locks", "locks/packs"])
+    @Test(arguments: ["index", "packs", "staging", "cache", "locks", "locks/packs", "downloads", "downloads/slots", "catalog"])
     func aSymlinkedDirectoryIsRefused(name: String) throws {
         let f = StoreFixture("symlink-dir")
         let outside = f.root + "/outside"
@@ -74,7 +74,7 @@ import TestSupport
 
     /// A read-only store (as verify opens) opens a container with a
     /// symlinked directory, reports it, and repair puts a real one back.
-    @Test(arguments: ["packs", "staging", "cache", "locks", "locks/packs"])
+    @Test(arguments: ["packs", "staging", "cache", "locks", "locks/packs", "downloads", "downloads/slots", "catalog"])
     func aSymlinkedDirectoryIsReportedAndReplacedByRepair(name: String) throws {
         let f = StoreFixture("symlink-verify")
         do { _ = try f.store() }
@@ -124,5 +124,56 @@ import TestSupport
         #expect(!isSymlink(archive))
         #expect(repaired.remaining.map(\.code) == [.archiveMissing], "\(repaired.remaining)")
         #expect(FileManager.default.fileExists(atPath: moved))
+    }
+
+    /// A symlink anywhere in the container — at its top, in a directory
+    /// below the layout's (a catalog's cache entry, `trust/`), or where such
+    /// a directory belongs — is `layout.symlink` with its path, and repair
+    /// moves the link itself to `quarantine/` (whose own links verify leaves
+    /// alone) without touching its target.
+    @Test(arguments: ["daemon.sock", "trust", "trust/sources.json", "catalog/0123456789abcdef", "catalog/0123456789abcdef/etag",
+                      "downloads/Big.status", "downloads/slots/0.lock", "staging/deeper/x"])
+    func aSymlinkAnywhereIsReportedAndQuarantined(path: String) throws {
+        let f = StoreFixture("symlink-anywhere")
+        let store = try f.store()
+        let outside = f.root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: outside + "/theirs", contents: Data("keep me".utf8))
+        let link = f.container.path + "/" + path
+        try FileManager.default.createDirectory(atPath: (link as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try symlink(link, to: path.hasSuffix("x") || path.contains(".") ? outside + "/theirs" : outside)
+
+        let report = try store.verify()
+        #expect(report.findings.map(\.code) == [.layoutSymlink] && report.findings.first?.object == path, "\(report.findings)")
+        let repaired = try store.verify(options: .init(repair: true))
+        #expect(repaired.repairs.map(\.codes) == [[.layoutSymlink]] && repaired.repairs.allSatisfy(\.done), "\(repaired.repairs)")
+        #expect(repaired.remaining.isEmpty, "\(repaired.remaining)")
+        #expect(!isSymlink(link) && !FileManager.default.fileExists(atPath: link))
+        let quarantined = FileSystem.names(in: f.container.path + "/quarantine")
+        #expect(quarantined.count == 1 && quarantined.allSatisfy { isSymlink(f.container.path + "/quarantine/" + $0) }, "\(quarantined)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["theirs"])
+        #expect(try String(contentsOfFile: outside + "/theirs", encoding: .utf8) == "keep me")
+        #expect(try store.verify().findings.isEmpty)
+    }
+
+    /// `downloads/` made again by repair has `slots/` inside, as the layout does.
+    @Test func aSymlinkedDownloadsDirectoryIsMadeAgainWithItsSlots() throws {
+        let f = StoreFixture("symlink-downloads")
+        do { _ = try f.store() }
+        let outside = f.root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let link = f.container.path + "/downloads"
+        try FileManager.default.removeItem(atPath: link)
+        try symlink(link, to: outside)
+        var options = AssetStore.Options()
+        options.createsContainer = false
+        let store = try f.store(options)
+        #expect(store.downloadsDirectory.isSymlink)
+        #expect(throws: StoreError.symlinkInContainer(path: link)) { _ = try store.downloadsDirectory.anchor() }
+        #expect(try store.verify().findings.map(\.object) == ["downloads"])
+        #expect(try store.verify(options: .init(repair: true)).repairs.allSatisfy(\.done))
+        #expect(try FileDescriptor.status(of: link + "/slots", followingLinks: false)?.isDirectory == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        #expect(try f.store().verify().findings.isEmpty)
     }
 }

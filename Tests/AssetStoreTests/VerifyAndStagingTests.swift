@@ -77,8 +77,10 @@ import TestSupport
         do {
             try store.install(packAt: try f.pack("a.zip", id: "a", ["x": [1]]))
             Issue.record("installed while the lock was held")
-        } catch StoreError.lockTimeout(let path, let seconds) {
-            #expect(path == f.container.lockPath(forPack: "a") && seconds == 0.2)
+        } catch StoreError.lockTimeout(let t) {
+            #expect(t == LockTimeout(lock: "the pack lock of 'a'", path: f.container.lockPath(forPack: "a"), seconds: 0.2,
+                                     holder: LockHolder(pids: [getpid()])))
+            #expect(t.description == "timed out after 0.2 s waiting for the pack lock of 'a' (\(f.container.lockPath(forPack: "a"))), held by pid \(getpid())")
         }
         _ = consume held
         #expect(try store.install(packAt: f.root + "/a.zip").change == .installed)

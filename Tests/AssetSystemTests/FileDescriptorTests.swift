@@ -131,4 +131,47 @@ import TestSupport
         #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain") }
         #expect(throws: Errno.notDirectory) { try FileSystem.createDirectories(dir.path + "/plain/sub") }
     }
+
+    /// A FIFO opened for reading with `nonBlocking` returns at once, with
+    /// no writer (without it the open would wait for one).
+    @Test(.timeLimit(.minutes(1))) func aFIFOOpensAtOnceWithNonBlocking() throws {
+        let dir = TemporaryDirectory()
+        let fifo = dir.file("fifo")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let fd = try FileDescriptor.open(fifo, [.readOnly, .nonBlocking, .noFollow])
+        #expect(try !fd.status().isRegularFile)
+    }
+
+    /// A directory watch does not follow a symlink: on one it notifies
+    /// nothing (the caller polls).
+    @Test func aDirectoryWatchDoesNotFollowASymlink() throws {
+        let dir = TemporaryDirectory()
+        let real = dir.directory("real")
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link"), withDestinationPath: real)
+        let direct = try DirectoryWatch(directory: real)
+        try #require(direct.isNotifying, "no inotify here")
+        #expect(try !DirectoryWatch(directory: dir.file("link")).isNotifying)
+    }
+
+    @Test func theOwnerIsTheFilesUserAndGroup() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("f", [1])
+        #expect(try FileDescriptor.open(path).owner() == (getuid(), getgid()))
+        guard getuid() == 0 else { return }
+        #expect(chown(path, 4242, 4343) == 0)
+        #expect(try FileDescriptor.open(path).owner() == (4242, 4343))
+    }
+
+    /// The modification time keeps its fraction, and a touch sets it to now.
+    @Test func aTouchSetsTheModificationTimeToNowWithItsFraction() throws {
+        let dir = TemporaryDirectory()
+        let fd = try FileDescriptor.open(try dir.write("f", [1]), .readWrite)
+        try fd.setModificationTime(seconds: 1_000_000_000)
+        #expect(try fd.modificationTime() == 1_000_000_000)
+        let before = Date().timeIntervalSince1970
+        try fd.touchModificationTime()
+        let touched = try fd.modificationTime()
+        #expect(touched >= before - 1 && touched <= Date().timeIntervalSince1970 + 1)
+        #expect(try Double(fd.modificationSeconds()) == touched.rounded(.down))
+    }
 }

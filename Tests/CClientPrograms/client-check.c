@@ -135,7 +135,7 @@ static int api(void) {
     static const int codes[] = {APC_OK, APC_ENOPACK, APC_ENOFILE, APC_EAMBIGUOUS,
         APC_EPACKID, APC_EPATH, APC_ECORRUPT, APC_EARCHIVEMISSING, APC_EBADARCHIVE, APC_ESYSTEM,
         APC_EINDEX, APC_EDAEMON, APC_ELIMIT, APC_EPEER, APC_EREQUEST,
-        APC_EREQUESTTOOLARGE, APC_EPROTOCOL, APC_EBUSY, APC_EDAEMONFAILED, APC_EINVAL};
+        APC_EREQUESTTOOLARGE, APC_EPROTOCOL, APC_EBUSY, APC_EDAEMONFAILED, APC_ENOTPERMITTED, APC_EINVAL};
     const size_t count = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < count; i++) {
         CHECK(strcmp(apc_strerror(codes[i]), "unknown error code") != 0);
@@ -449,7 +449,7 @@ static void put_le(unsigned char *p, uint64_t v, int bytes) {
 
 /* A valid reply — a success, or a failure of some status with fields — then mutated. */
 static size_t fuzz_reply(struct fuzz_server *f, unsigned char *out, size_t room) {
-    static const int statuses[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 64, 65, 66, 67, 68, 69, 16, 200};
+    static const int statuses[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 64, 65, 66, 67, 68, 69, 70, 16, 200};
     size_t n;
     int success = next_random(f) % 3 == 0;
     memcpy(out, "APDR", 4);

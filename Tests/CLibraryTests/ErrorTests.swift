@@ -32,6 +32,27 @@ import TestSupport
         #expect(try refusal(["fd", "base", "nope"]).code == -2)
     }
 
+    /// `ap_set_lock_timeout` bounds the wait for a pack lock another
+    /// process holds: `AP_ELOCKTIMEOUT`, naming the lock, its file and the
+    /// holder's pid. A NaN or an infinite wait is refused.
+    @Test func aLockTimeoutBoundsTheWaitAndNamesTheHolder() throws {
+        let lock = f.container + "/locks/packs/base.lock"
+        let holder = try LockPeer([lock], exclusive: true)
+        defer { holder.release() }
+        #expect(holder.outcomes == [.held])
+        let r = try CLibrary.drive(["-w", "-t", "0.5", f.container, "install", f.directory.file("base.zip")])
+        let e = try #require(DriverError(r.stderr), "\(r.stderr)")
+        #expect(e.code == -18 && e.path == lock)
+        #expect(e.message == "timed out after 0.5 s waiting for the pack lock of 'base' (\(lock)), held by pid \(holder.pid)")
+        for bad in ["nan", "inf"] {
+            let refused = try CLibrary.drive(["-t", bad, f.container, "packs"])
+            #expect(DriverError(refused.stderr)?.code == -100 && refused.stderr.contains("ap_set_lock_timeout: seconds"), "\(refused.stderr)")
+        }
+        holder.release()
+        let again = try CLibrary.drive(["-w", "-t", "0.5", f.container, "install", f.directory.file("base.zip")])
+        #expect(again.status == 0 && again.out == "unchanged\n", "\(again.stderr)")
+    }
+
     @Test func aMissingContainerIsNotCreatedByAReadOnlyOpen() throws {
         let missing = f.directory.file("missing")
         let e = try refusal(["packs"], container: missing)

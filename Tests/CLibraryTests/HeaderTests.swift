@@ -24,7 +24,7 @@ import TestSupport
                 + ap_last_error_code() + ap_last_error_reason() + ap_last_error_errno()
                 + (ap_last_error_message() != 0) + (ap_last_error_pack() != 0) + (ap_last_error_member() != 0)
                 + (ap_last_error_path() != 0) + (ap_strerror(AP_ENOPACK) != 0) + (ap_version(0, 0, 0) != 0)
-                + (ap_container_path(c) != 0) + AP_VERSION + AP_SOURCE_ARCHIVE + AP_SOURCE_MEMORY + AP_METHOD_DEFLATED
+                + (ap_container_path(c) != 0) + ap_set_lock_timeout(c, AP_LOCK_TIMEOUT_DEFAULT) + AP_VERSION + AP_SOURCE_ARCHIVE + AP_SOURCE_MEMORY + AP_METHOD_DEFLATED
                 + AP_SEVERITY_WARNING + AP_SEVERITY_RECLAIMABLE + AP_SEVERITY_ERROR + AP_REPLACED + AP_UNCHANGED;
         }
         int main(void) { ap_release(0); ap_packs_free(0); ap_members_free(0); ap_close(0); return use() == 12345; }
@@ -82,7 +82,7 @@ import TestSupport
             ("AP_EDLTIMEDOUT", .downloadTimedOut), ("AP_ECHANNEL", .catalogChannelMismatch), ("AP_ECAFILE", .invalidCAFile), ("AP_EDLTOOLARGE", .downloadTooLarge), ("AP_EPEER", .peerNotAllowed),
             ("AP_EPIECEMAP", .invalidPieceMap),
             ("AP_EREQUEST", .malformedRequest), ("AP_EREQUESTTOOLARGE", .requestTooLarge), ("AP_EPROTOCOL", .unsupportedVersion),
-            ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed),
+            ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed), ("AP_ENOTPERMITTED", .requestNotPermitted),
         ]
         #expect(Set(pinned.map(\.1)) == Set(AssetPackError.Code.allCases), "a Swift code without its AP_E constant")
         let own = [("AP_OK", Int32(0)), ("AP_EINVAL", -100), ("AP_ERANGE", -101), ("AP_EREADONLY", -102)]
@@ -116,6 +116,6 @@ import TestSupport
             }
             """
         let r = try CLibrary.run("version", source: source)
-        #expect(r.out == "1.1.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
+        #expect(r.out == "1.2.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import AssetStore
+import AssetSystem
 import AssetPacks
 
 /// `assetpack-testhelper`: the other processes of the cross-process tests
@@ -21,6 +22,8 @@ import AssetPacks
 ///     grow-map    --dir D --helper PATH   (see MapGrowth)
 ///     open-map    --dir D
 ///     piece-map-peak --file F   (parses a piece map; reports the peak it added)
+///     hold-lock   --path P   (takes the lock file P, exclusive, as the store
+///                 does; prints its pid, holds it until killed)
 ///
 /// Reports are one JSON object on standard output.
 
@@ -91,6 +94,11 @@ do {
         report(try PieceMapPeak.run(options))
     case "open-map":
         report(try MapGrowth.open(options))
+    case "hold-lock":
+        let lock = try FileLock(path: options.string("path"), wait: .none)
+        report(["pid": Int(getpid()), "held": lock.path])
+        // The lock lives for as long as it is used: for ever.
+        while !lock.path.isEmpty { pause() }
     default:
         fail("unknown subcommand '\(args[1])'")
     }

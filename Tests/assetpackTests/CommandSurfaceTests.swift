@@ -27,8 +27,9 @@ struct Surface: Sendable, CustomStringConvertible {
         }
     }
 
-    static let container = ["--container <dir>", "--group <id>"]
+    static let container = ["--container <dir>", "--group <id>", "--lock-timeout <seconds>"]
     static let deadlines = ["--min-rate <bytes>", "--min-rate-time <seconds>", "--max-time <seconds>"]
+    static let catalogCache = ["--catalog-cache-count <n>", "--catalog-cache-size <bytes>", "--catalog-cache-days <days>"]
 
     static let all: [Surface] = [
         Surface(name: "template", options: ["-o, --output <file>"],
@@ -37,13 +38,13 @@ struct Surface: Sendable, CustomStringConvertible {
                 refused: ["package", "m.json"], message: "missing --output <pack>"),
         Surface(name: "inspect", options: ["--json"], arguments: ["<pack>"],
                 refused: ["inspect"], message: "missing <pack>"),
-        Surface(name: "install", options: ["--id <id>", "--background", "--json"] + container + ["--lock-timeout <seconds>"], arguments: ["<pack>"],
+        Surface(name: "install", options: ["--id <id>", "--background", "--json"] + container, arguments: ["<pack>"],
                 refused: ["install", "a.zip", "b.zip"], message: "unexpected argument 'b.zip'"),
         Surface(name: "ls", options: ["--prefix <dir>", "--json"] + container, arguments: ["<pack-id>"],
                 refused: ["ls", "--prefix"], message: "option '--prefix' needs a value"),
         Surface(name: "cat", options: ["--pack <id>", "--descriptor", "--daemon", "--standalone", "--no-check"] + container, arguments: ["<path>"],
                 refused: ["cat", "--bogus", "a.txt"], message: "unknown option '--bogus'"),
-        Surface(name: "rm", options: container + ["--lock-timeout <seconds>"], arguments: ["<pack-id>"],
+        Surface(name: "rm", options: container, arguments: ["<pack-id>"],
                 refused: ["rm", "p", "--lock-timeout", "soon"], message: "'--lock-timeout' needs a non-negative number, not 'soon'"),
         Surface(name: "verify", options: ["--deep", "--pack <id>", "--repair", "--dry-run", "--json"] + container,
                 sections: ["EXIT STATUS"],
@@ -64,10 +65,11 @@ struct Surface: Sendable, CustomStringConvertible {
                                          "--fail-rate <p>", "--stall-after <bytes>", "--ignore-range", "--fault-seed <n>",
                                          "--fault-path <glob>"], arguments: ["<dir>"],
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
-        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"] + deadlines
-                    + ["--json"] + container,
+        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"]
+                    + deadlines + catalogCache + ["--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"] + deadlines
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"]
+                    + deadlines + catalogCache
                     + ["--event <event>", "--json"] + container
                     + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
@@ -83,8 +85,12 @@ struct Surface: Sendable, CustomStringConvertible {
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
                                           "--idle-timeout <seconds>", "--max-connections <n>",
                                           "--max-connections-per-user <n>", "--memory-cache <bytes>",
-                                          "--memory-budget <bytes>", "--max-downloads <n>"] + deadlines + container,
+                                          "--memory-budget <bytes>", "--max-downloads <n>"] + deadlines + catalogCache + container,
                 refused: ["daemon", "--max-connections", "0"], message: "'--max-connections' needs a whole number of at least 1"),
+        Surface(name: "sources", options: ["--key <pubkey>", "--channel <name>", "--ca-file <file>", "--json"] + container,
+                arguments: ["<action>", "<url>"],
+                refused: ["sources", "add", "http://127.0.0.1/catalog.json"],
+                message: "add needs --key: an unsigned catalog is never a source for another user"),
         Surface(name: "demo", options: ["--keep", "--container <dir>"],
                 refused: ["demo", "--keep", "--keep"], message: "option '--keep' given more than once"),
         Surface(name: "help", options: [], arguments: ["<subcommand>"],
@@ -199,7 +205,7 @@ struct HelpSections {
             #expect(r.status == 64, "\(args)")
             let lines = r.stderr.split(separator: "\n").map(String.init)
             #expect(lines.first == "Error: \(message)", "\(r.stderr)")
-            #expect(lines.dropFirst().first?.hasPrefix("Usage: assetpack [--container <dir>] [--group <id>] <subcommand>") == true)
+            #expect(lines.dropFirst().first?.hasPrefix("Usage: assetpack [--container <dir>] [--group <id>] [--lock-timeout <seconds>]") == true)
             #expect(lines.last == "See 'assetpack --help'.")
         }
         // No arguments at all: the overview, on standard error.
@@ -213,7 +219,7 @@ struct HelpSections {
         #expect(try CLI.assetpack(["help"]).out == overview.out)
         let sections = HelpSections(overview.out)
         #expect(sections.titles == ["OVERVIEW", "USAGE", "OPTIONS", "SUBCOMMANDS"])
-        #expect(sections.labels("OPTIONS") == ["--container <dir>", "--group <id>", "--version", "-h, --help"])
+        #expect(sections.labels("OPTIONS") == ["--container <dir>", "--group <id>", "--lock-timeout <seconds>", "--version", "-h, --help"])
         #expect(overview.out.contains("'assetpack manpage"))
         let version = try CLI.assetpack(["--version"])
         #expect(version.status == 0 && version.out.hasPrefix("assetpack ") && version.out.split(separator: "\n").count == 1)

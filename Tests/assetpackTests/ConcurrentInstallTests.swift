@@ -8,20 +8,15 @@ import TestSupport
 /// Two processes installing the same pack at the same moment: one installs,
 /// the other waits on the pack's lock and finds it installed; both succeed.
 @Suite struct ConcurrentInstallTests {
-    /// The OFD locks the kernel lists in /proc/locks on the file `path`:
-    /// how many are held and how many processes wait for one.
-    static func locks(on path: String) throws -> (held: Int, waiting: Int) {
-        guard let status = try FileDescriptor.status(of: path) else { return (0, 0) }
-        let text = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
-        var held = 0, waiting = 0
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            // "1: OFDLCK ADVISORY WRITE -1 08:01:1234 0 EOF", waiters with "->" after the number.
-            guard fields.contains("OFDLCK"), let id = fields.first(where: { $0.split(separator: ":").count == 3 }),
-                  id.split(separator: ":").last.flatMap({ UInt64($0) }) == status.inode else { continue }
-            if fields.contains("->") { waiting += 1 } else { held += 1 }
+    /// Whether process `pid` has the file at `path` open: a writer that
+    /// opened a lock file is at that lock, trying it until it is free
+    /// (waits poll, so the kernel lists no waiter).
+    static func hasOpen(_ pid: Int32, _ path: String) -> Bool {
+        guard let target = try? FileDescriptor.status(of: path) else { return false }
+        return FileSystem.names(in: "/proc/\(pid)/fd").contains { fd in
+            guard let s = try? FileDescriptor.status(of: "/proc/\(pid)/fd/\(fd)") else { return false }
+            return s.inode == target.inode && s.device == target.device
         }
-        return (held, waiting)
     }
 
     /// Both installs are started while the test holds the pack lock, and
@@ -36,7 +31,7 @@ import TestSupport
         let installers = try (0..<2).map { _ in
             try Child(CLI.binary, ["install", s.path + "/packs/v1.zip", "--json", "--container", s.container])
         }
-        #expect(try eventually(timeout: 30) { try Self.locks(on: lockPath).waiting == 2 }, "both installers wait on the pack lock")
+        #expect(eventually(timeout: 30) { installers.allSatisfy { Self.hasOpen($0.pid, lockPath) } }, "both installers wait on the pack lock")
         _ = consume held
         var changes: [String] = []
         for installer in installers {
@@ -88,7 +83,7 @@ import TestSupport
         let r = try CLI.assetpack(["install", s.path + "/packs/v1.zip", "--lock-timeout", "0.3"], container: s.container)
         #expect(Date().timeIntervalSince(start) >= 0.3)
         #expect(r.status == 1)
-        #expect(r.stderr == "assetpack install: error: timed out after 0.3 s waiting for the lock \(container.lockPath(forPack: "stress"))\n")
+        #expect(r.stderr == "assetpack install: error: timed out after 0.3 s waiting for the pack lock of 'stress' (\(container.lockPath(forPack: "stress"))), held by pid \(getpid())\n")
         let rm = try CLI.assetpack(["rm", "stress", "--lock-timeout", "0.1"], container: s.container)
         #expect(rm.status == 1 && rm.stderr.contains("timed out after 0.1 s"))
         _ = consume holder

@@ -212,6 +212,35 @@ import TestSupport
         }
     }
 
+    /// `requestNotPermitted` (70), the refusal a peer that is not the
+    /// container's owner gets for a request only the owner may make: both
+    /// clients report it as its own code with its fields (pack, path,
+    /// reason) and the same message; with other fields it breaks the protocol.
+    @Test(.timeLimit(.minutes(3))) func aRequestNotPermittedComesBackAsItsOwnCode() throws {
+        let b = try DaemonClientCTests.built.get()
+        let s = TemporaryDirectory("assetpack-cclient-permission")
+        let fields = ["Big", "http://127.0.0.1:9/catalog.json", "870", "uid 4242 may not have the daemon download 'Big'"].map { Array($0.utf8) }
+        let refusal = Self.whole(status: 70, Self.failureBody(fields))
+        let fake = try FakeDaemon(s.file("fake.sock"), [refusal, refusal])
+        defer { fake.stop() }
+        let a = try DaemonClientCTests.get(b, ["--socket", fake.path], ["m"])
+        #expect(a.rc == -70 && a["status"] == "70" && a["reason"] == "870", "\(a.values)")
+        #expect(a.fields == ["Big", "http://127.0.0.1:9/catalog.json", "870"], "\(a.values)")
+        do {
+            _ = try AssetPackClient(socketPath: fake.path).descriptor(for: "m")
+            Issue.record("the refusal was a success")
+        } catch {
+            #expect(error.code == .requestNotPermitted && error.reason == .sourceNotConfigured && error.pack == "Big", "\(error)")
+            #expect(error.path == "http://127.0.0.1:9/catalog.json")
+            #expect(a["message"] == error.message && error.message == "descriptor daemon at \(fake.path) refused the request: uid 4242 may not have the daemon download 'Big'")
+        }
+        // The same status with a field short: a broken reply.
+        let short = try FakeDaemon(s.file("short.sock"), [Self.whole(status: 70, Self.failureBody(Array(fields.dropFirst())))])
+        defer { short.stop() }
+        let broken = try DaemonClientCTests.get(b, ["--socket", short.path], ["m"])
+        #expect(broken.rc == -23 && broken.errno == EPROTO && broken["message"]?.contains("status 70 with 2 fields") == true, "\(broken.values)")
+    }
+
     @Test(.timeLimit(.minutes(3))) func aStatusOfANewerDaemonIsAnError() throws {
         let b = try DaemonClientCTests.built.get()
         let s = TemporaryDirectory("assetpack-cclient-future")

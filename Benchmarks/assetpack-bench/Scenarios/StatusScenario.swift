@@ -1,6 +1,7 @@
 import Foundation
 import AssetPacks
 import AssetDelivery
+import AssetStore
 
 /// `status`: how late another process learns of a download's progress.
 ///
@@ -32,9 +33,7 @@ enum StatusScenario {
         let container = ctx.workspace.root + "/status-container"
         try? FileManager.default.removeItem(atPath: container)
         defer { try? FileManager.default.removeItem(atPath: container) }
-        _ = try AssetPackManager(container: .init(path: container))
-        let board = DownloadBoard(containerPath: container)
-        try board.prepare()
+        let board = DownloadBoard(store: try AssetStore(container: GroupContainer(path: container)))
 
         var measurements: [Measurement] = []
         var notes: [String] = []

@@ -15,10 +15,12 @@ internal import Glibc
 /// may have grown the file and be writing pages past the old end in a
 /// transaction it has not committed, so that no meta page records the larger
 /// size yet; mapping at the recorded size would cut those pages off under it.
-/// So every mapping is made under an exclusive OFD lock on this descriptor,
-/// at no less than the file's length read under the lock
-/// (``withLengthLocked(_:)``). LMDB takes no lock on `data.mdb`, so the lock
-/// meets no one else's.
+/// So every mapping is made under an exclusive OFD lock, at no less than the
+/// file's length read under the lock (``withLengthLocked(_:)``). The lock is
+/// on a file of its own, `map.lock` beside `data.mdb`, created with the
+/// environment's lock file mode (0600 unless told otherwise): `data.mdb` may
+/// be readable by other users, and any reader of a file can hold a shared
+/// lock on it that an exclusive lock waits for.
 ///
 /// **Blocks before writes.** A page written through a shared map takes its
 /// block when it is first written, in a page fault; on a full file system
@@ -33,6 +35,13 @@ final class MapFile: Sendable {
     /// The file's path, for errors.
     let path: String
     private let descriptor: FileDescriptor
+    /// `map.lock`, the length lock's file, and how long to wait for it.
+    private let lockPath: String
+    private let lock: FileDescriptor
+    private let wait: FileLock.Wait
+
+    /// The length lock's file, in the environment's directory.
+    static let lockName = "map.lock"
     /// Set once the file system turned out not to allocate ahead: then
     /// writes take their blocks as they come, as LMDB's own would.
     private let cannotAllocate = Atomic<Bool>(false)
@@ -45,25 +54,43 @@ final class MapFile: Sendable {
     /// record, a removal's first pages) fit in it, also on a full disk.
     static func margin(past used: Int) -> Int { max(step, used / 8) }
 
-    /// Opens (creating, with `mode`, as LMDB would) `data.mdb` in `directory`.
-    init(directory: String, mode: UInt32) throws(LMDBError) {
+    /// Opens (creating, with `mode`, as LMDB would) `data.mdb` in `directory`
+    /// (giving it group read-write when `groupWrites`), and (creating, with
+    /// `lockMode`) the length lock's file, `map.lock`, whose lock is waited
+    /// for as `wait` says.
+    init(directory: String, mode: UInt32, lockMode: UInt32, wait: FileLock.Wait, groupWrites: Bool) throws(LMDBError) {
         path = directory + "/data.mdb"
+        lockPath = directory + "/" + Self.lockName
+        self.wait = wait
         do {
             descriptor = try FileDescriptor.open(path, [.readWrite, .create, .noFollow], permissions: mode)
         } catch {
-            throw LMDBError(error.rawValue, operation: "open (the map's length lock)", path: path)
+            throw LMDBError(error.rawValue, operation: "open", path: path)
         }
+        if groupWrites { _ = try? descriptor.addPermissionsIfOwned(0o060) }
+        do {
+            lock = try FileDescriptor.open(lockPath, [.readWrite, .create, .noFollow], permissions: lockMode)
+        } catch {
+            throw LMDBError(error.rawValue, operation: "open (the map-length lock)", path: lockPath)
+        }
+        _ = try? lock.setPermissionsIfOwned(lockMode)
     }
 
     /// Runs `body` with the file's length, holding the exclusive lock that
     /// every change of a writable map's size in any process holds.
+    ///
+    /// - Throws: ``LMDBError`` with `ETIMEDOUT` and ``LMDBError/lockTimeout``
+    ///   when the lock is held past the wait, or the error of `fcntl`.
     func withLengthLocked<R>(_ body: (_ length: Int) throws(LMDBError) -> R) throws(LMDBError) -> R {
         do {
-            try FileLock.lock(descriptor, kind: .exclusive, wait: .forever, path: path)
+            try FileLock.lock(lock, kind: .exclusive, wait: wait, path: lockPath)
         } catch {
-            throw LMDBError(error.rawValue, operation: "fcntl F_OFD_SETLKW (the map's length lock)", path: path)
+            switch error {
+            case .timedOut(let t): throw LMDBError(lockTimeout: t.named("the index's map-length lock"))
+            case .system(let e): throw LMDBError(e.rawValue, operation: "fcntl F_OFD_SETLK (the map-length lock)", path: lockPath)
+            }
         }
-        defer { FileLock.unlock(descriptor) }
+        defer { FileLock.unlock(lock) }
         let length: Int
         do { length = Int(try descriptor.status().size) } catch {
             throw LMDBError(error.rawValue, operation: "fstat", path: path)

@@ -83,11 +83,11 @@ extern "C" {
 /** The library's major version: changes only with an incompatible change (and the soname with it). */
 #define APC_VERSION_MAJOR 1
 /** The library's minor version: new functions, constants or fields. */
-#define APC_VERSION_MINOR 2
+#define APC_VERSION_MINOR 3
 /** The library's patch version: fixes only. */
-#define APC_VERSION_PATCH 1
+#define APC_VERSION_PATCH 0
 /** The version as a string, "MAJOR.MINOR.PATCH". */
-#define APC_VERSION_STRING "1.2.1"
+#define APC_VERSION_STRING "1.3.0"
 /** The version of the daemon's wire protocol this library speaks. */
 #define APC_PROTOCOL_VERSION 1
 
@@ -157,6 +157,13 @@ APC_API const char *apc_version(int *major, int *minor, int *patch);
 /** The daemon failed in a way that has no code of its own, or answered with a status
  *  this library does not know (apc_error_status() gives it). Fields: as the daemon sent them. */
 #define APC_EDAEMONFAILED (-69)
+/** The daemon serves this process but does not permit it this request (since 1.3):
+ *  its user is not the container's owner, and the request is one only the owner may
+ *  make, or names what the owner did not configure (a download from a catalog source
+ *  the owner did not add; docs/daemon-protocol.md, "Who may ask for what").
+ *  Fields: the pack (empty when none), the path (a catalog's URL; empty when none),
+ *  the reason (apc_error_reason(): 870 a source not configured, 871 an unsigned catalog). */
+#define APC_ENOTPERMITTED (-70)
 /** Client only: a NULL handle, path or output, a timeout below -1, unknown flags, or a
  *  request on a handle that was never connected. Nothing was sent. */
 #define APC_EINVAL (-100)

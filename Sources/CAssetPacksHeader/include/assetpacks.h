@@ -85,18 +85,18 @@ extern "C" {
 
 /** The version of this header. `ap_version()` tells that of the library. */
 #define AP_VERSION_MAJOR 1
-#define AP_VERSION_MINOR 1
+#define AP_VERSION_MINOR 2
 #define AP_VERSION_PATCH 0
 /** The version as one number, for `#if AP_VERSION >= AP_VERSION_NUMBER(1, 1, 0)`. */
 #define AP_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define AP_VERSION AP_VERSION_NUMBER(AP_VERSION_MAJOR, AP_VERSION_MINOR, AP_VERSION_PATCH)
-#define AP_VERSION_STRING "1.1.0"
+#define AP_VERSION_STRING "1.2.0"
 
 /**
  * The library's version.
  *
  * @param[out] major, minor, patch  where to store the parts; each may be NULL.
- * @return  the version as text ("1.1.0"), a static string.
+ * @return  the version as text ("1.2.0"), a static string.
  * Thread-safe; never fails.
  */
 const char *ap_version(int *major, int *minor, int *patch);
@@ -212,6 +212,10 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EBUSY (-68)
 /** The daemon failed in a way that has no code of its own. */
 #define AP_EDAEMONFAILED (-69)
+/** This process may not make the request: a download from a catalog source
+ *  the container's owner did not configure, asked of the daemon by another
+ *  user; a pause, resume or cancel of a download another user runs. */
+#define AP_ENOTPERMITTED (-70)
 
 /* The C layer's own. */
 
@@ -291,6 +295,36 @@ void ap_close(ap_container *container);
 
 /** The container's directory, absolute; valid until `ap_close`. */
 const char *ap_container_path(const ap_container *container);
+
+/** `ap_set_lock_timeout`'s value for the default wait (any negative value is). */
+#define AP_LOCK_TIMEOUT_DEFAULT (-1.0)
+
+/**
+ * Sets how long calls on `container` wait, from now on, for a lock another
+ * process holds: a pack's (`ap_install`, `ap_remove`), the container's
+ * (`ap_verify` with repair). Since 1.2.0.
+ *
+ * A lock held past the wait fails the call with `AP_ELOCKTIMEOUT`: the
+ * message names the lock, its file (also `ap_last_error_path()`) and, where
+ * this process can see it, the holder's pid — "timed out after 2 s waiting
+ * for the pack lock of 'maps' (<container>/locks/packs/maps.lock), held by
+ * pid 1234". Linux reports no pid for the open file description locks the
+ * library takes, so the holder is found through `/proc/<pid>/fdinfo`: a
+ * process of the same user is named, one of another user is not.
+ *
+ * @param seconds  wait at most this long, whoever holds the lock (0: do not
+ *                 wait at all); or `AP_LOCK_TIMEOUT_DEFAULT`, the wait of a
+ *                 new handle: for as long as the holder is a process of this
+ *                 user that is not stopped (an install at work), and 10 s
+ *                 while it is not (another user's process, a stopped one,
+ *                 one not visible). The index's map-length lock, held while
+ *                 a process maps the index (an instant), is waited for as the
+ *                 first handle of the container in the process was opened.
+ * @return `AP_OK`; `AP_EINVAL` for a NULL container or a NaN or infinite
+ *         `seconds`.
+ * Thread-safe; calls already waiting keep their wait.
+ */
+int ap_set_lock_timeout(ap_container *container, double seconds);
 
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */

@@ -69,6 +69,10 @@ int cas_fstat(int fd, uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *
 int cas_fstatat(int dirfd, const char *path, int nofollow,
                 uint32_t *mode, int64_t *size, uint64_t *inode, uint64_t *device);
 
+/** The owner of fd: *uid receives st_uid, *gid st_gid. Returns 0 or -errno.
+ *  fstat(2). */
+int cas_fstat_owner(int fd, uint32_t *uid, uint32_t *gid);
+
 /* ---- Reading and writing ------------------------------------------------ */
 
 /** Reads up to count bytes at offset, looping over short reads and EINTR
@@ -234,6 +238,23 @@ int cas_ofd_lock(int fd, int type, int wait);
  *  fcntl(2) F_OFD_GETLK. */
 int cas_ofd_probe(int fd);
 
+/** Whether some other description holds a lock on fd that conflicts with a
+ *  lock of type (CAS_LOCK_SHARED or CAS_LOCK_EXCLUSIVE): 1 yes, storing the
+ *  l_pid F_OFD_GETLK reports in *pid, 0 no, or -errno. Linux reports the
+ *  pid of a process-associated (F_SETLK) lock, 0 when that process is
+ *  outside the caller's PID namespace, and -1 for an open file description
+ *  lock, whoever holds it. fcntl(2) F_OFD_GETLK. */
+int cas_ofd_conflict(int fd, int type, int32_t *pid);
+
+/* ---- Permissions --------------------------------------------------------------- */
+
+/** Sets fd's permission bits (07777) to (bits & ~clear) | set when that
+ *  differs from what they are and the process's effective uid owns the
+ *  file: 1 changed, 0 left as it was (already so, or another user's file),
+ *  or -errno. clear 07777 sets the mode set; clear 0 adds the bits set.
+ *  fstat(2), fchmod(2). */
+int cas_fchmod_owned(int fd, uint32_t clear, uint32_t set);
+
 /* ---- Unix sockets ------------------------------------------------------------ */
 
 /** Sends count bytes of data on the connected socket sock, with the
@@ -375,6 +396,11 @@ int cas_fstat_mtime(int fd, uint32_t *mode, int64_t *size, uint64_t *inode,
  *  ns) since 1970 UTC, leaving the access time. Returns 0 or -errno.
  *  futimens(2). */
 int cas_set_mtime(int fd, int64_t sec);
+
+/** Sets the modification time of the open file fd to now (to the
+ *  nanosecond the clock gives), leaving the access time. Returns 0 or
+ *  -errno. futimens(2) with UTIME_NOW. */
+int cas_touch_mtime(int fd);
 
 /** Raises the soft limit on open descriptors (RLIMIT_NOFILE) to at least
  *  wanted, as far as the hard limit allows. Returns the soft limit now in

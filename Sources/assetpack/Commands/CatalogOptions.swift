@@ -34,7 +34,7 @@ enum CatalogOptions {
     /// The deadlines of downloads: `fetch`, `sync`, `daemon`.
     static let deadlineOptions = [minRate, minRateTime, maxTime]
 
-    static let options = [catalog, key, caFile, channel, maxRangeRequests] + deadlineOptions
+    static let options = [catalog, key, caFile, channel, maxRangeRequests] + deadlineOptions + CatalogCacheOptions.options
 
     /// The manager of the named container, downloading from `--catalog`,
     /// opened with `options` otherwise.
@@ -45,14 +45,17 @@ enum CatalogOptions {
         }
         let rangeRequests = try arguments.wholeNumber(maxRangeRequests, in: 1...64)
         let deadlines = try deadlines(arguments)
+        let lockTimeout = try StoreOptions.lockTimeout(arguments)
+        var options = options
+        try CatalogCacheOptions.apply(arguments, to: &options)
         do throws(AssetPackError) {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
             var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
             if let rangeRequests { source.maximumRangeRequests = rangeRequests }
             source.deadlines = deadlines
             if let name = arguments.value(channel) { source.channel = name }
-            var options = options
             options.catalog = source
+            options.lockTimeout = lockTimeout
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
         } catch {
             throw .from(error)

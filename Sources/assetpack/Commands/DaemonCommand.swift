@@ -18,6 +18,9 @@ enum DaemonCommand: Command {
         if the caller exits, and callers asking for one pack share one download. 'sync --background' \
         leaves the prefetch packs to it. Without a daemon the callers download themselves; if it dies \
         mid-download, the caller resumes the download from the journal. \
+        Every user it admits (its own, --allow-uid, --allow-gid) gets descriptors; it downloads for a user \
+        other than its own only from a catalog source its own user configured ('assetpack sources add URL \
+        --key PUB'), and refuses anything else (requestNotPermitted, 70). \
         Under systemd socket activation (LISTEN_PID is the daemon, LISTEN_FDS at least 1) it serves the \
         listening socket passed as descriptor 3 and leaves its file to the socket unit; contrib/systemd \
         has user units.
@@ -63,7 +66,7 @@ enum DaemonCommand: Command {
 
     static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
                           maxConnectionsPerUser, memoryCache, memoryBudget, maxDownloads]
-        + CatalogOptions.deadlineOptions + CommonOptions.containerOptions
+        + CatalogOptions.deadlineOptions + CatalogCacheOptions.options + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         var configuration = DescriptorDaemon.Configuration()
@@ -102,7 +105,10 @@ enum DaemonCommand: Command {
         configuration.log = { line in Output.error("assetpack daemon: \(line)") }
         configuration.acceptsSocketActivation = true
 
-        let manager = try StoreOptions.manager(arguments)
+        var options = AssetPackManager.Options(lockTimeout: try StoreOptions.lockTimeout(arguments))
+        try CatalogCacheOptions.apply(arguments, to: &options)
+        let manager: AssetPackManager
+        do { manager = try AssetPackManager(container: StoreOptions.container(arguments), options: options) } catch { throw .from(error) }
         let daemon: DescriptorDaemon
         do { daemon = try DescriptorDaemon(manager: manager, configuration: configuration) } catch { throw .from(error) }
 

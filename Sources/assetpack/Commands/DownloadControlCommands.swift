@@ -17,6 +17,7 @@ enum DownloadControlCommand {
         let id = arguments.positional(pack)
         let seconds = try arguments.number(timeout) ?? 10
         guard seconds > 0 else { throw .usage("'--timeout' must be more than 0") }
+        do { try AssetPack.validate(id: id) } catch { throw .from(error) }
         let manager = try StoreOptions.manager(arguments, createsContainer: false)
         let before = manager.downloadStatus(ofAssetPackWithID: id)?.downloadID
         do {

@@ -16,11 +16,11 @@ enum InstallCommand: Command {
         help: "Install at nice 19, giving way to every other program (for updates nobody waits on).")
 
     static let positionals = [pack]
-    static let options = [id, background, CommonOptions.json] + CommonOptions.containerOptions + [CommonOptions.lockTimeout]
+    static let options = [id, background, CommonOptions.json] + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let path = arguments.positional(pack)
-        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout))
+        let manager = try StoreOptions.manager(arguments)
         let priority: AssetPackManager.WorkPriority = arguments.flag(background) ? .background : .normal
         let bar = ProgressBar.onTerminal()
         defer { bar?.finish() }

@@ -8,11 +8,11 @@ enum RemoveCommand: Command {
     static let packID = Positional("pack-id", help: "The pack to remove.")
 
     static let positionals = [packID]
-    static let options = CommonOptions.containerOptions + [CommonOptions.lockTimeout]
+    static let options = CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let id = arguments.positional(packID)
-        let manager = try StoreOptions.manager(arguments, lockTimeout: try arguments.number(CommonOptions.lockTimeout), createsContainer: false)
+        let manager = try StoreOptions.manager(arguments, createsContainer: false)
         do {
             try manager.remove(assetPackWithID: id)
             Output.error("\(id) removed")

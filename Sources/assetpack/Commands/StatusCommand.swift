@@ -30,6 +30,7 @@ enum StatusCommand: Command {
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let id = arguments.optionalPositional(pack)
+        if let id { do { try AssetPack.validate(id: id) } catch { throw .from(error) } }
         let manager = try StoreOptions.manager(arguments, createsContainer: false)
         let json = arguments.flag(CommonOptions.json)
         guard arguments.flag(watch) else {

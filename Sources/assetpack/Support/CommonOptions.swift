@@ -11,14 +11,18 @@ enum CommonOptions {
         "group", placeholder: "id",
         help: "The group whose default container to use (default: default).")
 
-    /// The container options: every command that opens a container takes
-    /// them, and they may also come before the subcommand.
-    static let containerOptions = [container, group]
-
-    /// `--lock-timeout <seconds>`, for commands that take a pack's lock.
+    /// `--lock-timeout <seconds>`: how long to wait for a lock another
+    /// process holds (a pack's, the container's, a download's, the index's).
     static let lockTimeout = Option.value(
         "lock-timeout", placeholder: "seconds",
-        help: "Give up when another process holds the pack's lock longer than this (default: wait).")
+        help: """
+            Give up waiting for a lock another process holds after this many seconds, whoever holds it \
+            (default: wait while the holder is a running process of yours, else 10 s).
+            """)
+
+    /// The container options: every command that opens a container takes
+    /// them, and they may also come before the subcommand.
+    static let containerOptions = [container, group, lockTimeout]
 
     /// `--json`, for commands that report.
     static let json = Option.flag("json", help: "Print the result as JSON on standard output.")

@@ -1,10 +1,11 @@
 /*
  * apdriver: one libassetpacks call per run, for the tests to check.
  *
- *   apdriver [-w] [-c] [-g] CONTAINER COMMAND ARGS...
+ *   apdriver [-w] [-c] [-g] [-t SECONDS] CONTAINER COMMAND ARGS...
  *
  * -w opens read-write, -c also creates, -g takes CONTAINER as a group ID
- * (ap_open_group; "-" for the default group). A pack argument "-" is NULL
+ * (ap_open_group; "-" for the default group), -t sets the lock timeout
+ * (ap_set_lock_timeout; strtod's reading, so "nan" and "inf" too). A pack argument "-" is NULL
  * (search every pack). Data goes to stdout; a failure prints one line
  *
  *   error=<code> name=<strerror> reason=<n> errno=<n> pack=<p> member=<m> path=<p>: <message>
@@ -205,20 +206,26 @@ static int run(ap_container *c, int argc, char **argv) {
 int main(int argc, char **argv) {
     unsigned flags = AP_OPEN_READONLY;
     int group = 0, i = 1;
+    const char *timeout = NULL;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] != 0; i++) {
-        if (strcmp(argv[i], "-w") == 0) flags |= AP_OPEN_READWRITE;
+        if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) timeout = argv[++i];
+        else if (strcmp(argv[i], "-w") == 0) flags |= AP_OPEN_READWRITE;
         else if (strcmp(argv[i], "-c") == 0) flags |= AP_OPEN_CREATE;
         else if (strcmp(argv[i], "-g") == 0) group = 1;
         else if (strcmp(argv[i], "-x") == 0) flags |= 0x40;
         else break;
     }
     if (argc - i < 2) {
-        fprintf(stderr, "usage: apdriver [-w] [-c] [-g] CONTAINER COMMAND ARGS...\n");
+        fprintf(stderr, "usage: apdriver [-w] [-c] [-g] [-t SECONDS] CONTAINER COMMAND ARGS...\n");
         return 64;
     }
     ap_container *c = NULL;
     int rc = group ? ap_open_group(pack_arg(argv[i]), flags, &c) : ap_open(argv[i], flags, &c);
     if (rc != AP_OK) return failed(rc);
+    if (timeout && (rc = ap_set_lock_timeout(c, strtod(timeout, NULL))) != AP_OK) {
+        ap_close(c);
+        return failed(rc);
+    }
     rc = run(c, argc - i - 1, argv + i + 1);
     ap_close(c);
     return rc;

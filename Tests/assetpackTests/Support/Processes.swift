@@ -82,3 +82,22 @@ func jsonObject(_ text: String) -> [String: Any] {
     let line = text.split(separator: "\n").last.map(String.init) ?? ""
     return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
 }
+
+/// Another local user for the multi-user tests: uid (and gid) 4242, which
+/// needs no passwd entry, reached with `setpriv`.
+enum OtherUser {
+    static let uid = 4242
+
+    /// Whether root can run the built binary as uid 4242 (the tests that
+    /// need it are skipped otherwise).
+    static let isAvailable: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
+        let r = try? Program.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", CLI.binary, "--version"])
+        return r?.status == 0
+    }()
+
+    /// `args` run as uid 4242, to completion.
+    static func run(_ args: [String]) throws -> Program.Result {
+        try Program.run("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + args)
+    }
+}

@@ -58,6 +58,11 @@ check(again.sha256 == pack.sha256, "packaging is deterministic")
 let inspected = try AssetPackFile.inspect(at: work + "/Consumer.zip")
 check(inspected.sha256.count == 64 && inspected.totalSize == UInt64(level.count + media.count), "inspect")
 
+// Pack IDs.
+try AssetPack.validate(id: "com.example.Consumer")
+expectError(.invalidPackID, "a pack ID that is a path") { try AssetPack.validate(id: "../x") }
+check(AssetPackError.Code.requestNotPermitted.rawValue == 70 && AssetPackError.Reason.otherUsersDownload.rawValue == 872, "codes")
+
 // A container, installs and reads.
 let container = AssetPackManager.Container(path: work + "/container")
 expectError(.noContainer, "read-only open of a missing container") {
@@ -67,6 +72,9 @@ check(AssetPackManager.Container.default(group: "g", environment: ["HOME": "/hom
       "default container")
 let manager = try AssetPackManager(container: container, options: AssetPackManager.Options(lockTimeout: 5))
 check(manager.container == container, "container")
+expectError(.invalidOption, "a lock timeout that is not a number of seconds") { try manager.setLockTimeout(.nan) }
+try manager.setLockTimeout(nil)
+try manager.setLockTimeout(5)
 let result = try manager.installPack(at: work + "/Consumer.zip", progress: { _ in steps.add() })
 check(result.change == .installed && result.pack.memberCount == 2, "installed")
 let same = try manager.install(packAt: URL(fileURLWithPath: work + "/Consumer.zip"))
@@ -313,6 +321,20 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
             check(error.code == .daemonUnavailable && error.path == offline.container.daemonSocketPath, "no daemon: \(error)")
         }
         check(AssetPackManager.Options(catalog: source, downloadsInProcess: true).downloadsInProcess, "downloadsInProcess")
+        // The catalog cache's limits, and the sources the daemon downloads from for other users.
+        var cached = AssetPackManager.Options(catalog: source)
+        cached.catalogCache = AssetPackManager.Options.CatalogCache(maximumCatalogs: 1, maximumBytes: 1 << 20, maximumAge: 86_400)
+        check(try await AssetPackManager(container: container, options: cached).allAssetPacks().count == 1, "a capped cache answers")
+        var uncapped = AssetPackManager.Options()
+        uncapped.catalogCache.maximumCatalogs = 0
+        expectError(.invalidOption, "a catalog cache of no catalogs") { _ = try AssetPackManager(container: container, options: uncapped) }
+        let configured = AssetPackManager.ConfiguredSource(url: source.url, publicKey: publicKey, channel: "stable", caFile: nil)
+        try manager.addConfiguredSource(configured)
+        check(try manager.configuredSources() == [configured] && manager.configuredSources(owner: getuid()).count == 1, "configured")
+        expectError(.unsupportedURL, "a source that is not http(s)") {
+            try manager.addConfiguredSource(.init(url: "ftp://127.0.0.1/catalog.json", publicKey: publicKey))
+        }
+        check(try manager.removeConfiguredSource(url: source.url, publicKey: publicKey) == 1 && manager.configuredSources().isEmpty, "removed")
         let local = try await manager.allAssetPacks()
         check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,
               "a manager without a catalog lists what is installed")
