@@ -116,6 +116,6 @@ import TestSupport
             }
             """
         let r = try CLibrary.run("version", source: source)
-        #expect(r.out == "1.2.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
+        #expect(r.out == "1.3.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
     }
 }
