@@ -392,6 +392,10 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pause, resume or cancel of a download that another user runs
         /// (only its user, the container's owner and root may steer it).
         case otherUsersDownload = 872
+        /// A daemon peer asked for a download from a configured source's URL
+        /// and key, but for another channel than the one configured (a
+        /// source configured without one is of the `default` channel).
+        case channelNotConfigured = 873
 
         // invalidCAFile
         /// The CA file is not a regular file (a FIFO, a directory, a device).

@@ -8,11 +8,11 @@ extension AssetPackManager.CatalogSource {
         try deadlines.validate(("AssetPackManager.Options", "catalog.deadlines."))
     }
 
-    /// - Throws: `.invalidOption` (`catalog.channel`) for a name that breaks
-    ///   the channel-name rules (those of pack IDs).
-    static func validate(channel: String) throws(AssetPackError) {
+    /// - Throws: `.invalidOption` (`field`) for a name that breaks the
+    ///   channel-name rules (those of pack IDs).
+    static func validate(channel: String, field: String = "catalog.channel") throws(AssetPackError) {
         if let problem = Catalog.channelProblem(channel) {
-            throw AssetPackError(.invalidOption, field: "catalog.channel",
+            throw AssetPackError(.invalidOption, field: field,
                                  message: "catalog channel '\(AssetMember.printable(channel))' cannot be used: \(problem)")
         }
     }

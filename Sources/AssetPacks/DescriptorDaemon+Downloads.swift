@@ -11,9 +11,11 @@ extension DescriptorDaemon {
     ///
     /// A peer that is not the daemon's own user (the container's owner) may
     /// ask only for a source the owner configured (``AssetPackManager/ConfiguredSource``,
-    /// read from the container at each such request): its URL and key
-    /// exactly, and no other CA file. Anything else is refused with
-    /// `requestNotPermitted` before anything is fetched, and logged.
+    /// read from the container at each such request): its URL, key and
+    /// channel exactly (a request without a channel field asks for
+    /// `default`, as a source configured without one is), and no other CA
+    /// file. Anything else is refused with `requestNotPermitted` before
+    /// anything is fetched, and logged.
     ///
     /// One job per pack and catalog source: a request for one in flight
     /// attaches to it, and every waiting request gets its reply. A job does
@@ -136,7 +138,9 @@ extension DescriptorDaemon {
         ///
         /// - Throws: `.requestNotPermitted` with `.unsignedSource` for a
         ///   request without a key, `.sourceNotConfigured` for a URL and key
-        ///   the owner did not configure (or that names another CA file).
+        ///   the owner did not configure (or that names another CA file),
+        ///   `.channelNotConfigured` for a configured URL and key asked for
+        ///   another channel than the configured one.
         func permitted(_ key: Key, _ request: DaemonDownloadRequest, uid: UInt32) throws(AssetPackError) -> Key {
             let url = request.catalogURL
             func refusal(_ reason: AssetPackError.Reason, _ why: String) -> AssetPackError {
@@ -153,8 +157,15 @@ extension DescriptorDaemon {
                 sources = []
                 problem = " (\(error.message))"
             }
-            guard let source = sources.first(where: { $0.url == url && $0.publicKey == publicKey }) else {
+            let configured = sources.filter { $0.url == url && $0.publicKey == publicKey }
+            guard !configured.isEmpty else {
                 throw refusal(.sourceNotConfigured, "it is not a source the container's owner configured with key \(publicKey.keyID) ('assetpack sources add')" + problem)
+            }
+            // Channels are checked against the channel-name rules (key(of:), the file's parse): printable as they are.
+            guard let source = configured.first(where: { $0.channel == key.source.channel }) else {
+                let channels = configured.map { "'\($0.channel)'" }.joined(separator: ", ")
+                throw refusal(.channelNotConfigured,
+                              "the container's owner configured it for channel \(channels), not '\(key.source.channel)' ('assetpack sources add --channel')")
             }
             if let caFile = request.caFile, caFile != source.caFile {
                 throw refusal(.sourceNotConfigured, "the CA file \(caFile) is not the one configured for this source")

@@ -65,7 +65,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .pieceMapBadValue: 854, .pieceMapPackMismatch: 855, .pieceMapVersionMismatch: 856, .pieceMapSizeMismatch: 857,
             .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
             .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
-            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872,
+            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872, .channelNotConfigured: 873,
             .catalogBadChannel: 712, .otherChannel: 812, .noChannel: 813, .channelChanged: 837,
             .caFileNotRegular: 875, .caFileTooLarge: 876, .exceedsFreeSpace: 880, .exceedsFileSizeLimit: 881,
             .belowMinimumSpeed: 885, .totalDeadline: 886,

@@ -334,6 +334,12 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
         expectError(.unsupportedURL, "a source that is not http(s)") {
             try manager.addConfiguredSource(.init(url: "ftp://127.0.0.1/catalog.json", publicKey: publicKey))
         }
+        check(AssetPackManager.ConfiguredSource(url: source.url, publicKey: publicKey).channel == AssetPackCatalog.defaultChannel,
+              "a source's channel is the default one unless given")
+        expectError(.invalidOption, "a source's channel that is not a channel name") {
+            try manager.addConfiguredSource(.init(url: source.url, publicKey: publicKey, channel: "a/b"))
+        }
+        check(AssetPackError.Reason.channelNotConfigured.rawValue == 873, "the reason of another channel than the configured one")
         check(try manager.removeConfiguredSource(url: source.url, publicKey: publicKey) == 1 && manager.configuredSources().isEmpty, "removed")
         let local = try await manager.allAssetPacks()
         check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,
