@@ -60,6 +60,8 @@ package final class ServeHost: @unchecked Sendable {
         package var bodyBytes: Int
         /// The `Range` asked for (`bytes=100-`), "" without one.
         package var range: String
+        /// When the server took the request, to the second, by its clock.
+        package var started: Date
         /// The words of the notes after the duration (`fault=drop`,
         /// `client`, `closed`, …), without the range.
         package var notes: [String]
@@ -79,13 +81,23 @@ package final class ServeHost: @unchecked Sendable {
             guard quoted.count == 3 else { return nil }
             let request = quoted[1].split(separator: " ")
             let after = quoted[2].split(separator: " ")
-            guard request.count == 3, after.count >= 3, let status = Int(after[0]), let bytes = Int(after[1]) else { return nil }
+            guard request.count == 3, after.count >= 3, let status = Int(after[0]), let bytes = Int(after[1]),
+                  let open = quoted[0].firstIndex(of: "["), let close = quoted[0].lastIndex(of: "]"),
+                  let started = Self.logTime.date(from: String(quoted[0][quoted[0].index(after: open)..<close])) else { return nil }
             let notes = after.dropFirst(3).map(String.init)
             let range = notes.first { $0.hasPrefix("range=") }.map { String($0.dropFirst(6)) } ?? ""
             return Access(method: String(request[0]), target: String(request[1]), status: status, bodyBytes: bytes,
-                          range: range, notes: notes.filter { !$0.hasPrefix("range=") })
+                          range: range, started: started, notes: notes.filter { !$0.hasPrefix("range=") })
         }
     }
+
+    /// The access log's time (`05/Dec/2026:12:07:09 +0000`, common log format).
+    private static let logTime: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "dd/MMM/yyyy:HH:mm:ss Z"
+        return formatter
+    }()
 
     /// The logged responses that `matching` selects, once there are at
     /// least `count` (a response is logged after its last byte, or when

@@ -61,7 +61,7 @@ check(inspected.sha256.count == 64 && inspected.totalSize == UInt64(level.count 
 // Pack IDs.
 try AssetPack.validate(id: "com.example.Consumer")
 expectError(.invalidPackID, "a pack ID that is a path") { try AssetPack.validate(id: "../x") }
-check(AssetPackError.Code.requestNotPermitted.rawValue == 70 && AssetPackError.Reason.otherUsersDownload.rawValue == 872, "codes")
+check(AssetPackError.Code(rawValue: 70) == .requestNotPermitted && AssetPackError.Reason(rawValue: 872) == .otherUsersDownload, "codes")
 
 // A container, installs and reads.
 let container = AssetPackManager.Container(path: work + "/container")
