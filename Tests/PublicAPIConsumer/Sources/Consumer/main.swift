@@ -339,7 +339,7 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
         expectError(.invalidOption, "a source's channel that is not a channel name") {
             try manager.addConfiguredSource(.init(url: source.url, publicKey: publicKey, channel: "a/b"))
         }
-        check(AssetPackError.Reason.channelNotConfigured.rawValue == 873, "the reason of another channel than the configured one")
+        check(AssetPackError.Reason(rawValue: 873) == .channelNotConfigured, "the reason of another channel than the configured one")
         check(try manager.removeConfiguredSource(url: source.url, publicKey: publicKey) == 1 && manager.configuredSources().isEmpty, "removed")
         let local = try await manager.allAssetPacks()
         check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,
