@@ -84,7 +84,7 @@ let package = Package(
         // crash point); kept out of `assetpack`, built beside it.
         .executableTarget(
             name: "assetpack-testhelper",
-            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery", "AssetSystem"],
+            dependencies: ["AssetPacks", "AssetStore", "AssetArchive", "AssetIndex", "AssetDelivery", "AssetSystem", "TestSupport"],
             path: "Tests/assetpack-testhelper"),
 
         // The fuzz harness (Fuzz/README.md): the decoders' fuzz targets, one
@@ -92,7 +92,7 @@ let package = Package(
         // (and replays files otherwise), and the test that replays every
         // seed and regression input in the default suite.
         .target(name: "CFuzzerDriver", path: "Fuzz/Sources/CFuzzerDriver"),
-        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks", "AssetServer"],
+        .target(name: "FuzzTargets", dependencies: ["AssetArchive", "AssetJSON", "AssetPacks", "AssetServer", "AssetSystem"],
                 path: "Fuzz/Sources/FuzzTargets"),
         .executableTarget(name: "assetpack-fuzz", dependencies: ["FuzzTargets", "CFuzzerDriver"],
                           path: "Fuzz/Sources/assetpack-fuzz"),

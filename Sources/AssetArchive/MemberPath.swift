@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// The rules a member path must follow, shared by the reader and the writer.
 ///
 /// A member path is a relative path of valid UTF-8 whose components are
@@ -50,24 +52,13 @@ public enum MemberPath {
         String(decoding: path._nfcCodeUnits, as: UTF8.self)
     }
 
-    /// `text` with control characters escaped for a terminal or a log: C0
-    /// and DEL as `\xNN`, C1 (U+0080–U+009F) as `\u{NN}`. Member paths
-    /// cannot hold a backslash, so the escapes are unambiguous in them.
+    /// `text` made safe to show on a terminal or in a log
+    /// (``TerminalText/escaped(_:)``): C0 and DEL as `\xNN`, C1 (U+0080–U+009F)
+    /// as `\u{NN}`, the bidirectional formatting characters and the line and
+    /// paragraph separators as `\u{NNNN}`. Member paths cannot hold a
+    /// backslash, so the escapes are unambiguous in them.
     public static func escapingControlCharacters(_ text: String) -> String {
-        func isControl(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.value < 0x20 || (scalar.value >= 0x7f && scalar.value < 0xa0)
-        }
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            guard isControl(scalar) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            let digits = String(scalar.value, radix: 16)
-            result += scalar.value < 0x80 ? "\\x" + (digits.count == 1 ? "0" : "") + digits : "\\u{" + digits + "}"
-        }
-        return result
+        TerminalText.escaped(text)
     }
 
     /// Why the name bytes `name` are not a valid member path, or `nil` when

@@ -34,6 +34,14 @@ extension Catalog {
         }
         let published = try reader.time(object, "published", required: true)!
         let expires = try reader.time(object, "expires", required: false)
+        var channel: String?
+        if object["channel"] != nil {
+            let name = try reader.string(object, "channel")
+            if let problem = channelProblem(name) {
+                throw reader.bad("channel", .badChannel, "'\(MemberPath.escapingControlCharacters(name))': \(problem)")
+            }
+            channel = name
+        }
         guard let list = try reader.require(object, "packs").arrayValue else {
             throw reader.bad("packs", .wrongType, "must be an array")
         }
@@ -47,7 +55,7 @@ extension Catalog {
             }
             packs.append(entry)
         }
-        return Catalog(sequence: sequence, published: published, expires: expires, packs: packs)
+        return Catalog(sequence: sequence, published: published, expires: expires, packs: packs, channel: channel)
     }
 }
 
@@ -57,6 +65,19 @@ extension JSONValue {
         var options = ParseOptions.strict
         options.maximumLength = maximumLength
         return try parse(bytes, options: options)
+    }
+
+    /// ``parseStrict(_:maximumLength:)``, the elements of the top-level
+    /// member `key`'s array handed to `handle` one by one, not kept.
+    static func parseStrict(_ bytes: some Collection<UInt8>, maximumLength: Int, elementsOf key: String,
+                            _ handle: (JSONValue) -> Bool) throws(JSONError) -> JSONValue {
+        var options = ParseOptions.strict
+        options.maximumLength = maximumLength
+        func parse(_ buffer: UnsafeRawBufferPointer) -> Result<JSONValue, JSONError> {
+            Result { () throws(JSONError) in try JSONValue.parse(buffer, options: options, elementsOf: key, handle) }
+        }
+        if let result = bytes.withContiguousStorageIfAvailable({ parse(UnsafeRawBufferPointer($0)) }) { return try result.get() }
+        return try Array(bytes).withUnsafeBytes { parse($0) }.get()
     }
 }
 

@@ -5,7 +5,7 @@ internal import AssetJSON
 /// version, and the size and SHA-256 a downloader must find.
 ///
 /// ```json
-/// {"expires":"2026-12-08T09:30:00Z","format":1,
+/// {"channel":"default","expires":"2026-12-08T09:30:00Z","format":1,
 ///  "packs":[{"assetPackID":"Tutorial","downloadPolicy":{"prefetch":{"installationEventTypes":["firstInstallation"]}},
 ///            "platforms":["linux"],"sha256":"…64 hex…","size":48213,"url":"Tutorial-0123456789ab.zip","version":3}],
 ///  "published":"2026-12-01T09:30:00Z","sequence":17}
@@ -72,6 +72,11 @@ public struct Catalog: Sendable, Hashable {
         }
     }
 
+    /// The channel the catalog is (`default`, `beta`): in the signed bytes,
+    /// so that a client that asked for one channel refuses another's
+    /// catalog signed by the same key; `nil` in catalogs of publishers that
+    /// wrote none, which clients refuse (``CatalogVerifier``).
+    public var channel: String?
     /// Grows with every publish; a client refuses a lower one.
     public var sequence: UInt64
     public var published: CatalogTime
@@ -80,11 +85,26 @@ public struct Catalog: Sendable, Hashable {
     /// The packs, as the catalog lists them (``Publisher`` sorts by ID).
     public var packs: [Entry]
 
-    public init(sequence: UInt64, published: CatalogTime, expires: CatalogTime?, packs: [Entry]) {
+    public init(sequence: UInt64, published: CatalogTime, expires: CatalogTime?, packs: [Entry], channel: String? = nil) {
         self.sequence = sequence
         self.published = published
         self.expires = expires
         self.packs = packs
+        self.channel = channel
+    }
+
+    /// The channel `publish` names when told none, and clients ask for when
+    /// configured with none.
+    public static let defaultChannel = "default"
+
+    /// What is wrong with `name` as a channel name, or `nil`: the pack-ID
+    /// rules (1–128 of `A-Z a-z 0-9 . _ -`, starting with a letter or digit).
+    public static func channelProblem(_ name: String) -> String? {
+        do { try PackID.validate(name) } catch {
+            if case .invalidPackID(_, let reason) = error { return reason.text }
+            return error.description
+        }
+        return nil
     }
 
     /// The entry for `id`.
@@ -99,6 +119,7 @@ public struct Catalog: Sendable, Hashable {
             ("packs", .array(packs.map(\.json))),
         ]
         if let expires { members.append(("expires", .string(expires.description))) }
+        if let channel { members.append(("channel", .string(channel))) }
         return JSONValue.object(JSONObject(uniqueKeysWithValues: members)).encoded(sortedKeys: true) + [0x0a]
     }
 }

@@ -3,7 +3,8 @@ import AssetStore
 import AssetSystem
 
 /// Fetches a catalog (`catalog.json` and `catalog.json.sig` beside it) over
-/// HTTP, checks it with ``CatalogVerifier``, and caches what it accepted in
+/// HTTP, checks it with ``CatalogVerifier`` (for the channel asked for),
+/// and caches what it accepted in
 /// the container, `<container>/catalog/<first 16 hex digits of the URL's
 /// SHA-256>/`:
 ///
@@ -11,7 +12,7 @@ import AssetSystem
 /// url               the catalog's URL, for people
 /// catalog.json      the accepted bytes
 /// catalog.json.sig  their signature, when there was one
-/// etag              the server's ETag for catalog.json
+/// etag              the server's ETag for catalog.json (an entity-tag only)
 /// ```
 ///
 /// A fetch sends the cached ETag as `If-None-Match`; a `304` answers from
@@ -44,16 +45,17 @@ public final class CatalogFetcher {
     /// The largest catalog or signature read, in bytes.
     public static let maximumSize = 16 << 20
 
-    /// - Throws: `.catalogUnavailable` (`.transport`) when libcurl cannot start.
-    public init(catalogURL: String, publicKey: PublicKey?, store: AssetStore,
+    /// - Throws: `.caFileRefused` when the CA file cannot be used;
+    ///   `.catalogUnavailable` (`.transport`) when libcurl cannot start.
+    public init(catalogURL: String, publicKey: PublicKey?, channel: String = Catalog.defaultChannel, store: AssetStore,
                 options: Downloader.Options = Downloader.Options()) throws(DeliveryError) {
         self.catalogURL = catalogURL
-        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: store.container.trustPath)
+        self.verifier = CatalogVerifier(publicKey: publicKey, stateDirectory: store.container.trustPath, channel: channel)
         self.options = options
         self.cache = CatalogCache(store: store, limits: options.catalogCache)
         self.cacheDirectory = store.catalogDirectory.path(of: CatalogCache.name(for: catalogURL))
         do { client = try HTTPClient(configuration: options.http) } catch {
-            throw .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
+            throw error.caFileRefusal(options.http) ?? .catalogUnavailable(url: catalogURL, problem: .transport, detail: error.message)
         }
     }
 
@@ -70,6 +72,19 @@ public final class CatalogFetcher {
         return plain[...slash] + url
     }
 
+    /// The URL of the catalog's signature: `.sig` appended to the path of
+    /// the catalog's URL, its query kept after it
+    /// (`…/catalog.json?t=1` → `…/catalog.json.sig?t=1`); a fragment,
+    /// which is never sent, is dropped.
+    public var signatureURL: String { Self.signatureURL(of: catalogURL) }
+
+    /// ``signatureURL`` of the catalog at `url`.
+    public static func signatureURL(of url: String) -> String {
+        let withoutFragment = url.prefix { $0 != "#" }
+        let path = withoutFragment.prefix { $0 != "?" }
+        return path + ".sig" + withoutFragment.dropFirst(path.count)
+    }
+
     /// Fetches the catalog, revalidating the cached copy.
     ///
     /// - Throws: the verifier's errors for a catalog it refuses (the cache
@@ -77,6 +92,7 @@ public final class CatalogFetcher {
     ///   and nothing is cached (`.retriesExhausted`), or answers with an
     ///   error status (`.notFound`, `.refused`); `.system`.
     public func fetch(now: CatalogTime) throws(DeliveryError) -> (catalog: Catalog, origin: Origin) {
+        client.deadline = options.maximumTime.map { HTTPClient.Deadline(seconds: $0) }
         let cached = cachedFiles()
         let fetched: (status: Int, etag: String?, bytes: [UInt8])
         do {
@@ -98,11 +114,11 @@ public final class CatalogFetcher {
         }
         var signature: [UInt8]?
         do {
-            signature = try get(catalogURL + ".sig", ifNoneMatch: nil).bytes
+            signature = try get(signatureURL, ifNoneMatch: nil).bytes
         } catch let failure where failure.kind == .httpStatus && failure.status == 404 {
             signature = nil
         } catch {
-            throw .catalogUnavailable(url: catalogURL + ".sig", problem: error.problem, detail: error.message)
+            throw .catalogUnavailable(url: signatureURL, problem: error.problem, detail: error.message)
         }
         let catalog = try verifier.accept(catalog: fetched.bytes, signature: signature, source: catalogURL, now: now)
         try store(fetched.bytes, signature: signature, etag: fetched.etag)
@@ -144,8 +160,9 @@ public final class CatalogFetcher {
 
     private func cachedFiles() -> CachedFiles? {
         guard let catalog = try? read("catalog.json") else { return nil }
-        let etag = (try? read("etag")).map { String(decoding: $0, as: UTF8.self) }
-        return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag?.isEmpty == false ? etag : nil)
+        // Only an entity-tag goes back to the server (one an older version stored may be anything).
+        let etag = (try? read("etag")).map { String(decoding: $0, as: UTF8.self) }.flatMap { HTTPValidator.isEntityTag($0) ? $0 : nil }
+        return CachedFiles(catalog: catalog, signature: try? read("catalog.json.sig"), etag: etag)
     }
 
     /// The cached file `name`; `nil` when the cache has none (or it cannot
@@ -185,10 +202,17 @@ public final class CatalogFetcher {
 extension HTTPClient.Failure {
     /// What a failure that retrying does not mend means for a download.
     var problem: DeliveryError.DownloadProblem {
+        if let deadline, kind == .tooSlow || kind == .deadlineExceeded { return .timedOut(deadline) }
         switch (kind, status) {
         case (.httpStatus, let status?) where status == 404 || status == 410: return .notFound(status: status)
         case (.httpStatus, let status?) where !isTransient: return .refused(status: status)
         default: return .transport
         }
+    }
+
+    /// The refusal of the CA file of `configuration`, when that is what
+    /// this failure (of making a client) is.
+    func caFileRefusal(_ configuration: HTTPClient.Configuration) -> DeliveryError? {
+        caFileProblem.map { .caFileRefused(path: configuration.caFile ?? "", problem: $0) }
     }
 }

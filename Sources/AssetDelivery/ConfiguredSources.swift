@@ -1,21 +1,24 @@
 import Foundation
+import AssetArchive
 internal import AssetJSON
 public import AssetStore
 import AssetSystem
 
 /// A catalog source the container's owner lets the daemon download from for
-/// its other peers: a URL and the key its catalog must be signed by, with
-/// the channel the catalog must name when there is one, and the CA file the
-/// daemon then trusts besides the system's.
+/// its other peers: a URL, the key its catalog must be signed by and the
+/// channel it must name, and the CA file the daemon then trusts besides
+/// the system's.
 public struct ConfiguredSource: Sendable, Hashable {
     public var url: String
     public var key: PublicKey
-    /// The channel the catalog must name (`stable`); `nil`: any.
-    public var channel: String?
+    /// The channel the catalog must name (`stable`), and so the one a
+    /// request must ask for: ``Catalog/defaultChannel`` when the file gives
+    /// none, as a client asks for it when not told otherwise.
+    public var channel: String
     /// An absolute path to a PEM file of certificate authorities.
     public var caFile: String?
 
-    public init(url: String, key: PublicKey, channel: String? = nil, caFile: String? = nil) {
+    public init(url: String, key: PublicKey, channel: String = Catalog.defaultChannel, caFile: String? = nil) {
         self.url = url
         self.key = key
         self.channel = channel
@@ -34,7 +37,9 @@ public struct ConfiguredSource: Sendable, Hashable {
 /// replaced whole (``AtomicFile``, mode 0644) under an OFD lock on
 /// `trust/sources.lock`, so two changes at once cannot lose one. The daemon
 /// reads it at each download request of a peer, so a change applies at
-/// once and lasts across restarts.
+/// once and lasts across restarts. A source is written with its channel;
+/// one without (a file from before channels were enforced) is of the
+/// `default` channel.
 ///
 /// It is trusted only as its owner's word: ``read(in:owner:)`` refuses a
 /// file that is not a regular file, is owned by another user than the one
@@ -55,7 +60,8 @@ public enum ConfiguredSources {
     ///   owner and mode checks (a listing for people).
     /// - Throws: `.invalidTrustState` naming the file when it is not a
     ///   regular file, belongs to another user, may be written by its group
-    ///   or others, or does not parse; `.store(.symlinkInContainer)`;
+    ///   or others, or does not parse (a channel that breaks the
+    ///   channel-name rules among it); `.store(.symlinkInContainer)`;
     ///   `.system`.
     public static func read(in root: LayoutDirectory, owner: UInt32?) throws(DeliveryError) -> [ConfiguredSource] {
         let trust = try storing(root.subdirectory(directoryName, creating: false))
@@ -118,8 +124,8 @@ public enum ConfiguredSources {
     /// The file's bytes for `sources`: keys sorted, one final newline.
     static func encoded(_ sources: [ConfiguredSource]) -> [UInt8] {
         let list: [JSONValue] = sources.map { source in
-            var members: [(String, JSONValue)] = [("url", .string(source.url)), ("key", .string(source.key.description))]
-            if let channel = source.channel { members.append(("channel", .string(channel))) }
+            var members: [(String, JSONValue)] = [("url", .string(source.url)), ("key", .string(source.key.description)),
+                                                  ("channel", .string(source.channel))]
             if let caFile = source.caFile { members.append(("caFile", .string(caFile))) }
             return .object(JSONObject(uniqueKeysWithValues: members))
         }
@@ -146,7 +152,10 @@ public enum ConfiguredSources {
             guard (o["channel"] == nil || channel != nil) && (o["caFile"] == nil || caFile != nil) else {
                 throw bad("sources[\(i)]: 'channel' and 'caFile' must be strings")
             }
-            sources.append(ConfiguredSource(url: url, key: key, channel: channel, caFile: caFile))
+            if let channel, let problem = Catalog.channelProblem(channel) {
+                throw bad("sources[\(i)]: channel '\(MemberPath.escapingControlCharacters(channel))': \(problem)")
+            }
+            sources.append(ConfiguredSource(url: url, key: key, channel: channel ?? Catalog.defaultChannel, caFile: caFile))
         }
         return sources
     }

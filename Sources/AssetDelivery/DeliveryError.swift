@@ -25,6 +25,10 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     case catalogRollback(path: String, accepted: UInt64, offered: UInt64, problem: RollbackProblem)
     /// The catalog's `expires` time has passed.
     case catalogExpired(path: String, expires: CatalogTime, now: CatalogTime)
+    /// The catalog is of another channel than the one asked for (`found`),
+    /// or names none (`found` `nil`): the catalog at `path` is not the one
+    /// the client asked for, whoever signed it.
+    case catalogChannelMismatch(path: String, expected: String, found: String?)
     /// A key file (or key text) is malformed.
     case invalidKey(path: String, problem: KeyProblem, detail: String)
     /// The persisted trust state is damaged; the verifier refuses to guess.
@@ -43,6 +47,9 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// file. `pack` is the pack it concerns, when known; a client falls back
     /// to the full download.
     case badPieceMap(url: String, pack: String?, problem: PieceMapProblem, detail: String)
+    /// The CA file given (`path`) cannot be used: not a regular file, too
+    /// large, or unreadable. Nothing was fetched.
+    case caFileRefused(path: String, problem: CAFileProblem)
     /// An error of the storage engine (pack validation, locks).
     case store(StoreError)
     /// A system call failed.
@@ -76,6 +83,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A download policy, event type or platform is not one of the
         /// manifest vocabulary's.
         case badValue
+        /// `channel` breaks the channel-name rules.
+        case badChannel
     }
 
     /// What is wrong with a signature.
@@ -120,6 +129,57 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case transport
         /// Cancelled by a request (``DownloadControl``); the partial file is gone.
         case cancelled
+        /// A deadline ran out: the transfer was slower than the minimum
+        /// speed for its time, or the download outlasted its total
+        /// deadline. Not retried; the partial file stays for a later resume.
+        case timedOut(Deadline)
+        /// The file cannot fit, refused before a byte of it was written:
+        /// its `size` is more than `available`, which ``Room`` says is what.
+        case noRoom(size: UInt64, available: UInt64, room: Room)
+    }
+
+    /// What a download's file must fit in.
+    public enum Room: Sendable, Equatable {
+        /// The free space of the file system of `staging/` (what a partial
+        /// file to resume holds counted as written).
+        case freeSpace(path: String)
+        /// The largest file the process may write (`RLIMIT_FSIZE`).
+        case fileSizeLimit
+    }
+
+    /// A deadline of a transfer.
+    public enum Deadline: Sendable, Equatable {
+        /// Less than `bytesPerSecond` bytes a second for `seconds` seconds
+        /// (libcurl's low-speed limit).
+        case minimumSpeed(bytesPerSecond: Int, seconds: Int)
+        /// The whole download (or catalog fetch), all its requests and
+        /// retries, took longer than `seconds`.
+        case total(seconds: Double)
+
+        /// What ran out, for messages.
+        public var summary: String {
+            switch self {
+            case .minimumSpeed(let rate, let seconds):
+                return "timed out: less than \(rate) bytes a second for \(seconds) s (the minimum-speed deadline)"
+            case .total(let seconds):
+                return "timed out: still running after \(Self.seconds(seconds)) (the total deadline)"
+            }
+        }
+
+        /// `90 s`, `1.5 s`.
+        static func seconds(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? "\(Int64(value)) s" : "\(value) s"
+        }
+    }
+
+    /// What is wrong with a CA file.
+    public enum CAFileProblem: Sendable, Equatable {
+        /// It is not a regular file: `type` says what it is (`a FIFO`).
+        case notRegularFile(type: String)
+        /// It is longer than the largest CA file read.
+        case tooLarge(size: UInt64, maximum: UInt64)
+        /// It cannot be opened or read.
+        case unreadable(Errno)
     }
 
     /// What is wrong with a piece map.
@@ -176,6 +236,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case packChanged
         /// The base URL or expiry given is unusable.
         case badArgument
+        /// The channel given is not the directory's catalog's.
+        case channelChanged
     }
 
     public var description: String {
@@ -198,6 +260,10 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): catalog sequence \(accepted) was already accepted with other contents: refused"
         case .catalogExpired(let path, let expires, let now):
             return "\(path): the catalog expired at \(expires) (now \(now))"
+        case .catalogChannelMismatch(let path, let expected, let found?):
+            return "\(path): the catalog is of channel '\(found)', not the '\(expected)' asked for: refused"
+        case .catalogChannelMismatch(let path, let expected, nil):
+            return "\(path): the catalog names no channel, and channel '\(expected)' was asked for: refused (publish it again with this version)"
         case .invalidKey(let path, _, let detail):
             return "\(path): \(detail)"
         case .invalidTrustState(let path, let detail):
@@ -210,6 +276,12 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "catalog \(url) is unavailable: " + problem.summary + (detail.isEmpty ? "" : " (\(detail))")
         case .badPieceMap(let url, let pack, _, let detail):
             return "\(url): unusable piece map" + (pack.map { " of '\($0)'" } ?? "") + ": " + detail
+        case .caFileRefused(let path, .notRegularFile(let type)):
+            return "CA file \(path) is \(type), not a regular file: refused"
+        case .caFileRefused(let path, .tooLarge(let size, let maximum)):
+            return "CA file \(path) is \(size) bytes, more than the \(maximum) read: refused"
+        case .caFileRefused(let path, .unreadable(let error)):
+            return "CA file \(path) cannot be read" + (error.operation.isEmpty ? "" : " (\(error.operation))") + ": \(error.message)"
         case .store(let e):
             return e.description
         case .system(let e):
@@ -230,6 +302,11 @@ extension DeliveryError.DownloadProblem {
         case .retriesExhausted(let attempts): return "gave up after \(attempts) attempts"
         case .transport: return "the transfer failed"
         case .cancelled: return "cancelled"
+        case .timedOut(let deadline): return deadline.summary
+        case .noRoom(let size, let available, .freeSpace(let path)):
+            return "its \(size) bytes do not fit: \(available) bytes are free on the file system of \(path)"
+        case .noRoom(let size, let available, .fileSizeLimit):
+            return "its \(size) bytes do not fit: this process may write files of at most \(available) bytes (RLIMIT_FSIZE)"
         }
     }
 }

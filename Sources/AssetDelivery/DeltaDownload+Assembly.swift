@@ -189,7 +189,8 @@ final class DeltaAssembly {
         while !pending.isEmpty {
             let work: RangeWork
             do {
-                work = try RangeWork(request: delta.request, options: delta.options, path: partial.path, ledger: ledger, pending: pending)
+                work = try RangeWork(request: delta.request, options: delta.options, deadline: delta.downloader.deadline, path: partial.path,
+                                     ledger: ledger, pending: pending)
             } catch {
                 throw .fatal(.system(error))
             }
@@ -284,10 +285,14 @@ final class RangeWork: Sendable {
     private let ledger: DeltaLedger
     private let request: DownloadRequest
     private let options: Downloader.Options
+    /// The download's total deadline, which every worker's client keeps.
+    private let deadline: HTTPClient.Deadline?
 
-    init(request: DownloadRequest, options: Downloader.Options, path: String, ledger: DeltaLedger, pending: [Range<UInt64>]) throws(Errno) {
+    init(request: DownloadRequest, options: Downloader.Options, deadline: HTTPClient.Deadline?, path: String, ledger: DeltaLedger,
+         pending: [Range<UInt64>]) throws(Errno) {
         self.request = request
         self.options = options
+        self.deadline = deadline
         self.ledger = ledger
         file = try FileDescriptor.open(path, [.writeOnly, .noFollow])
         state = Mutex(State(pending: pending.reversed()))
@@ -311,10 +316,13 @@ final class RangeWork: Sendable {
 
     /// One worker: ranges until none is left or the round stops.
     func run() {
-        guard let client = try? HTTPClient(configuration: options.http) else {
-            fail(.fatal(.downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: "libcurl could not be initialised")))
+        let client: HTTPClient
+        do { client = try HTTPClient(configuration: options.http) } catch {
+            fail(.fatal(error.caFileRefusal(options.http)
+                        ?? .downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: error.message)))
             return
         }
+        client.deadline = deadline
         while let range = state.withLock({ s in s.stopped ? nil : s.pending.popLast() }) {
             fetch(range, with: client)
         }
@@ -364,6 +372,9 @@ final class RangeWork: Sendable {
             if stopped { return }
             let detail: String
             if let failure {
+                if case .timedOut = failure.problem {
+                    return fail(.fatal(.downloadFailed(url: request.url, pack: request.pack, problem: failure.problem, detail: "")))
+                }
                 guard failure.isTransient else {
                     let why = failure.status.map { "HTTP \($0)" } ?? failure.message
                     return fail(.fallback("delta: a range could not be fetched (\(why)); full download"))

@@ -130,6 +130,8 @@ struct DeltaDownload {
     /// transient failures from the start.
     private func fetchWhole(_ url: String, limit: UInt64, what: String, into bytes: inout [UInt8]) throws(Stop) {
         let client = try makeClient()
+        // The size the catalog gives (checked against the limit before): no doubling past it as pieces arrive.
+        bytes.reserveCapacity(Int(limit))
         try retrying(what) { () -> Step in
             bytes.removeAll(keepingCapacity: true)
             var tooLong = false
@@ -161,6 +163,8 @@ struct DeltaDownload {
     /// other status ends the delta.
     func step(for error: HTTPClient.Failure, what: String) -> Step {
         if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
+        // A deadline ends the download, not only the delta: its file stays for a resume.
+        if case .timedOut = error.problem { return .stop(.fatal(downloader.failure(request, error.problem))) }
         let why = error.status.map { "HTTP \($0)" } ?? error.message
         return .stop(.fallback("delta: the \(what) could not be fetched (\(why)); full download"))
     }
@@ -202,8 +206,9 @@ struct DeltaDownload {
     }
 
     func makeClient() throws(Stop) -> HTTPClient {
-        do { return try HTTPClient(configuration: options.http) } catch {
-            throw .fatal(.downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: error.message))
+        do { return try downloader.makeClient() } catch {
+            throw .fatal(error.caFileRefusal(options.http)
+                         ?? .downloadFailed(url: request.url, pack: request.pack, problem: .transport, detail: error.message))
         }
     }
 

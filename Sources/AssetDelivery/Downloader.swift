@@ -80,6 +80,12 @@ public final class Downloader {
         /// Range requests a delta download runs at once (through the one
         /// multi handle, each on a connection of its own); 1 to 64.
         public var maximumRangeRequests = 4
+        /// The total deadline, in seconds, of one pack's download — every
+        /// request (piece map, glue, ranges, the file) and retry and the
+        /// backoff between them — or of one catalog fetch; `nil`: none.
+        /// Default 6 hours. A download past it ends as
+        /// `.timedOut(.total)`, its partial file kept for a later resume.
+        public var maximumTime: Double? = 6 * 3600
         /// How much of the container's catalog cache a catalog fetch keeps
         /// (``CatalogCache/Limits``).
         public var catalogCache = CatalogCache.Limits()
@@ -96,14 +102,26 @@ public final class Downloader {
     public let store: AssetStore
     public let options: Options
     private let client: HTTPClient
+    /// The total deadline of the download under way (``Options/maximumTime``
+    /// from its start), which every client it makes shares.
+    private(set) var deadline: HTTPClient.Deadline?
 
-    /// - Throws: `.downloadFailed` (`.transport`) when libcurl cannot start.
+    /// - Throws: `.caFileRefused` when the CA file cannot be used;
+    ///   `.downloadFailed` (`.transport`) when libcurl cannot start.
     public init(store: AssetStore, options: Options = Options()) throws(DeliveryError) {
         self.store = store
         self.options = options
         do { client = try HTTPClient(configuration: options.http) } catch {
-            throw .downloadFailed(url: "", pack: "", problem: .transport, detail: error.message)
+            throw error.caFileRefusal(options.http) ?? .downloadFailed(url: "", pack: "", problem: .transport, detail: error.message)
         }
+    }
+
+    /// A client of this downloader's configuration, with the deadline of
+    /// the download under way (a delta's piece map, glue and ranges).
+    func makeClient() throws(HTTPClient.Failure) -> HTTPClient {
+        let made = try HTTPClient(configuration: options.http)
+        made.deadline = deadline
+        return made
     }
 
     /// Downloads `request` and installs it.
@@ -112,8 +130,8 @@ public final class Downloader {
     ///   they arrive (on this thread).
     /// - Throws: `.downloadFailed` with `.notFound` (404, 410), `.refused`
     ///   (another non-transient status), `.sizeMismatch`, `.checksumMismatch`
-    ///   (the partial file is discarded in these cases), `.retriesExhausted`
-    ///   or `.transport` (the partial file stays for a later resume);
+    ///   (the partial file is discarded in these cases), `.retriesExhausted`,
+    ///   `.timedOut` or `.transport` (the partial file stays for a later resume);
     ///   `.store` when the verified file does not install; `.system`.
     @discardableResult
     public func download(_ request: DownloadRequest, progress: ((UInt64, UInt64) -> Void)? = nil) throws(DeliveryError) -> InstallOutcome {
@@ -134,6 +152,9 @@ public final class Downloader {
     /// told why (``DownloadMonitor/going(_:note:)``).
     @discardableResult
     public func download(_ request: DownloadRequest, monitor: (any DownloadMonitor)?) throws(DeliveryError) -> InstallOutcome {
+        try checkRoom(for: request)
+        deadline = options.maximumTime.map { HTTPClient.Deadline(seconds: $0) }
+        client.deadline = deadline
         var note: String?
         if request.pieces != nil {
             switch try DeltaDownload(downloader: self, request: request, monitor: monitor).run() {
@@ -151,6 +172,31 @@ public final class Downloader {
             throw failure(request, .checksumMismatch(expected: request.sha256, found: found))
         }
         return try install(partial, monitor: monitor)
+    }
+
+    /// Refuses `request` when its file cannot fit, before anything is
+    /// written (a delta sizes its file to the catalog's size at once, which
+    /// a size like 2^53 − 1 makes `ftruncate` fail naming nothing): its size
+    /// against the process's file size limit, and, less what a partial file
+    /// the journal would resume already holds, against the free space of
+    /// `staging/`'s file system.
+    ///
+    /// - Throws: `.downloadFailed` with `.noRoom`.
+    func checkRoom(for request: DownloadRequest) throws(DeliveryError) {
+        if let limit = FileSystem.fileSizeLimit, request.size > limit {
+            throw failure(request, .noRoom(size: request.size, available: limit, room: .fileSizeLimit))
+        }
+        let staging = store.container.stagingPath
+        guard let free = FileSystem.freeSpace(at: staging) else { return }
+        var held: UInt64 = 0
+        if let entry = try storing(store.journalEntry(forPack: request.pack)), PartialDownload.resumes(entry, request),
+           let name = entry.stagingName, !name.contains("/"),
+           let status = (try? FileDescriptor.status(of: staging + "/" + name, followingLinks: false)) ?? nil {
+            held = UInt64(max(0, status.size))
+        }
+        guard request.size - min(held, request.size) <= free else {
+            throw failure(request, .noRoom(size: request.size, available: free, room: .freeSpace(path: staging)))
+        }
     }
 
     /// Installs the verified file of `partial` by adoption.
@@ -233,7 +279,10 @@ public final class Downloader {
         var started = false
         var stop: Attempt?
         do {
-            try client.get(request.url, rangeStart: start, ifRange: start > 0 ? partial.etag : nil) { head, bytes in
+            // Only a strong validator goes into If-Range (RFC 9110 §13.1.5);
+            // without one the range is asked for alone.
+            let ifRange = start > 0 ? partial.etag.flatMap { HTTPValidator.isRangeValidator($0) ? $0 : nil } : nil
+            try client.get(request.url, rangeStart: start, ifRange: ifRange) { head, bytes in
                 do {
                     if !started {
                         started = true
@@ -247,7 +296,8 @@ public final class Downloader {
                             // The whole file again (Range ignored, or If-Range failed).
                             try partial.restart()
                         }
-                        if head.etag != partial.etag { try partial.record(etag: head.etag) }
+                        let validator = head.rangeValidator
+                        if validator != partial.etag { try partial.record(etag: validator) }
                     }
                     guard partial.length + UInt64(bytes.count) <= request.size else {
                         stop = .failed(failure(request, .sizeMismatch(expected: request.size, received: partial.length + UInt64(bytes.count))))
@@ -279,6 +329,7 @@ public final class Downloader {
             }
             if error.isTransient { return .transient(error.status.map { "HTTP \($0)" } ?? error.message) }
             let problem = error.problem
+            if case .timedOut = problem { return .failed(failure(request, problem), keepsPartial: true) }
             return .failed(failure(request, problem, problem == .transport ? error.message : ""), keepsPartial: problem == .transport)
         }
     }

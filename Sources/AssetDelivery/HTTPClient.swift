@@ -13,10 +13,20 @@ import AssetSystem
 /// authorities plus ``Configuration/caFile``; proxies from `http_proxy`,
 /// `https_proxy`, `no_proxy` (libcurl's default); redirects followed up to
 /// ``Configuration/maximumRedirects``. A response that delivers no byte for
-/// ``Configuration/stallTimeout`` seconds, or less than
-/// ``Configuration/lowSpeedLimit`` bytes a second for
-/// ``Configuration/lowSpeedTime`` seconds, ends the request as
-/// ``Failure/Kind/timedOut``.
+/// ``Configuration/stallTimeout`` seconds ends the request as
+/// ``Failure/Kind/timedOut`` (retried: a stalled connection); one that
+/// delivers less than ``Configuration/lowSpeedLimit`` bytes a second for
+/// ``Configuration/lowSpeedTime`` seconds as ``Failure/Kind/tooSlow``; one
+/// still running at the client's ``deadline`` as
+/// ``Failure/Kind/deadlineExceeded``.
+///
+/// The CA file (``Configuration/caFile``) is read when the client is made,
+/// on the caller's thread, and handed to libcurl as bytes
+/// (`CURLOPT_CAINFO_BLOB`): libcurl never opens it on the transfer thread,
+/// which every transfer of the process shares (``TransferLoop``). It must
+/// be a regular file — opened with `O_NONBLOCK` and checked with `fstat`
+/// before a byte is read, so a FIFO or a device is refused at once instead
+/// of blocking — of at most ``maximumCAFileSize`` bytes.
 public final class HTTPClient {
     public struct Configuration: Sendable {
         /// A PEM file of certificate authorities trusted besides the system's.
@@ -26,26 +36,66 @@ public final class HTTPClient {
         public var connectTimeout = 30
         /// Seconds without a byte after which a response counts as stalled.
         public var stallTimeout = 30.0
-        /// Bytes a second below which a body counts as too slow…
-        public var lowSpeedLimit = 1
-        /// …when it stays below for this many seconds.
-        public var lowSpeedTime = 30
+        /// Bytes a second below which a transfer counts as too slow
+        /// (`CURLOPT_LOW_SPEED_LIMIT`; 0: never)…
+        public var lowSpeedLimit = 1024
+        /// …when it stays below for this many seconds (`CURLOPT_LOW_SPEED_TIME`).
+        public var lowSpeedTime = 60
         /// The most bytes a second to receive (`CURLOPT_MAX_RECV_SPEED_LARGE`); `nil`: no cap.
         public var maximumReceiveSpeed: Int64?
         public var userAgent = "assetpacks/1"
 
         public init() {}
+
+        /// The low-speed limit in force: ``lowSpeedLimit``, but at most half
+        /// of a receive cap, so that a capped transfer is never too slow by
+        /// the cap alone.
+        public var effectiveLowSpeedLimit: Int {
+            guard let cap = maximumReceiveSpeed else { return lowSpeedLimit }
+            return Int(min(Int64(lowSpeedLimit), cap / 2))
+        }
+    }
+
+    /// An instant by which a client's requests must be done: the total
+    /// deadline of a download (all its requests and retries) or of a
+    /// catalog fetch.
+    public struct Deadline: Sendable, Equatable {
+        /// `Monotonic.nanoseconds` at the deadline.
+        public var instant: UInt64
+        /// The seconds it was set to, for messages.
+        public var seconds: Double
+
+        /// `seconds` from now.
+        public init(seconds: Double) {
+            self.seconds = seconds
+            instant = Monotonic.nanoseconds + UInt64(max(seconds, 0) * 1e9)
+        }
+
+        /// Whether it has passed.
+        public var hasPassed: Bool { Monotonic.nanoseconds >= instant }
     }
 
     /// The head of a response: its status and the headers a download needs.
     public struct Head: Sendable, Equatable {
         public var status: Int
+        /// The `ETag`, when it is an entity-tag (``HTTPValidator/isEntityTag(_:)``);
+        /// one that is not (a control character, no quotes) is left out.
         public var etag: String?
+        /// `Last-Modified` and `Date`, as sent, when they are HTTP-dates.
+        public var lastModified: String? = nil
+        public var date: String? = nil
         /// The first byte of a `206`'s `Content-Range: bytes FIRST-LAST/TOTAL`.
         public var rangeStart: UInt64?
         /// Its last byte and its total (`nil` for `*` or when absent).
         public var rangeEnd: UInt64? = nil
         public var rangeTotal: UInt64? = nil
+
+        /// What a resume of this response may send in `If-Range`
+        /// (``HTTPValidator/rangeValidator(etag:lastModified:date:)``): the
+        /// ETag when strong, else a strong `Last-Modified`, else `nil`.
+        public var rangeValidator: String? {
+            HTTPValidator.rangeValidator(etag: etag, lastModified: lastModified, date: date)
+        }
 
         /// Whether this is a `206` for exactly the bytes `first...last` of a
         /// representation of `total` bytes (`Content-Range: bytes FIRST-LAST/TOTAL`).
@@ -61,8 +111,14 @@ public final class HTTPClient {
             case connectionFailed
             /// The connection broke, or the server sent nothing or too little.
             case connectionLost
-            /// The connect timeout or the low-speed limit ran out.
+            /// The connect timeout ran out, or the response stalled.
             case timedOut
+            /// Less than the low-speed limit arrived for its time (``Failure/deadline`` says which).
+            case tooSlow
+            /// The client's ``HTTPClient/deadline`` passed (``Failure/deadline``).
+            case deadlineExceeded
+            /// The CA file cannot be used (``Failure/caFileProblem``).
+            case badCAFile
             /// The server answered with an error status (`Failure/status`).
             case httpStatus
             /// The body callback stopped the transfer.
@@ -76,27 +132,51 @@ public final class HTTPClient {
         public var status: Int?
         /// libcurl's message.
         public var message: String
+        /// For ``Kind/tooSlow`` and ``Kind/deadlineExceeded``: the deadline that ran out.
+        public var deadline: DeliveryError.Deadline? = nil
+        /// For ``Kind/badCAFile``: what is wrong with it.
+        public var caFileProblem: DeliveryError.CAFileProblem? = nil
+
+        public init(kind: Kind, status: Int?, message: String, deadline: DeliveryError.Deadline? = nil,
+                    caFileProblem: DeliveryError.CAFileProblem? = nil) {
+            self.kind = kind
+            self.status = status
+            self.message = message
+            self.deadline = deadline
+            self.caFileProblem = caFileProblem
+        }
 
         /// Whether trying again may succeed: no connection, a broken or
-        /// stalled one, `408`, `429` and `5xx`.
+        /// stalled one, `408`, `429` and `5xx`. A transfer that was too
+        /// slow or past its deadline is not retried: the server answers,
+        /// slowly, and the partial file stays for a later resume.
         public var isTransient: Bool {
             switch kind {
             case .connectionFailed, .connectionLost, .timedOut: return true
             case .httpStatus: return status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) } ?? false
-            case .aborted, .other: return false
+            case .aborted, .other, .tooSlow, .deadlineExceeded, .badCAFile: return false
             }
         }
     }
 
     public let configuration: Configuration
+    /// When set, every request must be done by then: one that would start
+    /// after it fails at once, and one still running at it is stopped
+    /// (`CURLOPT_TIMEOUT_MS`), both as ``Failure/Kind/deadlineExceeded``.
+    public var deadline: Deadline?
     private let handle: UnsafeMutableRawPointer
+    /// The CA file's bytes, read once when the client was made.
+    private let caBundle: [UInt8]?
 
     private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     /// A client with `configuration`.
     ///
-    /// - Throws: `Failure` of kind `.other` when libcurl cannot make a handle.
+    /// - Throws: `Failure` of kind `.badCAFile` when the CA file cannot be
+    ///   used (not a regular file, too large, unreadable), `.other` when
+    ///   libcurl cannot make a handle.
     public init(configuration: Configuration = Configuration()) throws(Failure) {
+        caBundle = try configuration.caFile.map { (path) throws(Failure) in try Self.readCAFile(path) }
         guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
             throw Failure(kind: .other, status: nil, message: "libcurl could not be initialised")
         }
@@ -114,7 +194,8 @@ public final class HTTPClient {
     ///   - rangeEnd: with it, sends the closed range `Range: bytes=N-END`
     ///     instead (also from 0); the caller checks the `206`'s
     ///     `Content-Range` (``Head/isPartial(first:last:total:)``).
-    ///   - ifRange: sends `If-Range` with this validator (with a range only).
+    ///   - ifRange: sends `If-Range` with this validator (with a range
+    ///     only); the caller passes a strong one (``HTTPValidator``).
     ///   - ifNoneMatch: sends `If-None-Match` with this validator; a `304`
     ///     then returns with no body.
     /// - Returns: the final response's head (a `2xx` or `304`).
@@ -134,12 +215,20 @@ public final class HTTPClient {
         return try withoutActuallyEscaping(body) { (body) throws(Failure) -> Head in
             let transfer = Transfer(handle: handle, stallTimeout: configuration.stallTimeout, body: body)
             return try withExtendedLifetime(transfer) { () throws(Failure) -> Head in
+                if let deadline, deadline.hasPassed { throw deadlineFailure(deadline, status: nil) }
                 try configure(url: url, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
                 var code = TransferLoop.shared.perform(handle)
                 if transfer.stalled { code = CURLE_OPERATION_TIMEDOUT }
                 var status = 0
                 _ = cas_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
                 guard code == CURLE_OK else {
+                    if code == CURLE_OPERATION_TIMEDOUT && !transfer.stalled {
+                        if let deadline, deadline.hasPassed { throw deadlineFailure(deadline, status: status == 0 ? nil : status) }
+                        // Connected, so not the connect timeout: the low-speed limit (when there is one).
+                        var connected: curl_off_t = 0
+                        _ = cas_curl_getinfo_offset(handle, CURLINFO_CONNECT_TIME_T, &connected)
+                        if connected > 0 && configuration.effectiveLowSpeedLimit > 0 { throw tooSlowFailure(status: status == 0 ? nil : status) }
+                    }
                     throw Failure(kind: Self.kind(of: code), status: status == 0 ? nil : status,
                                   message: String(cString: curl_easy_strerror(code)))
                 }
@@ -162,8 +251,9 @@ public final class HTTPClient {
             cas_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
             cas_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
             cas_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, c.connectTimeout),
-            cas_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit),
+            cas_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, c.effectiveLowSpeedLimit),
             cas_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime),
+            cas_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, deadline.map { Self.milliseconds(until: $0) } ?? 0),
             cas_curl_setopt_offset(handle, CURLOPT_MAX_RECV_SPEED_LARGE, Int(c.maximumReceiveSpeed ?? 0)),
             cas_curl_setopt_string(handle, CURLOPT_USERAGENT, c.userAgent),
             cas_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
@@ -178,9 +268,11 @@ public final class HTTPClient {
             cas_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, transfer),
             cas_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
         ]
-        if let caFile = c.caFile {
-            // CAINFO alone would replace the system's bundle; CAPATH keeps it.
-            codes.append(cas_curl_setopt_string(handle, CURLOPT_CAINFO, caFile))
+        if let caBundle {
+            // The blob replaces the default bundle (CURLOPT_CAINFO); the
+            // system's directory of hashed certificates (CAPATH) keeps
+            // the system's authorities trusted beside it.
+            codes.append(caBundle.withUnsafeBytes { cas_curl_setopt_blob(handle, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) })
             codes.append(cas_curl_setopt_string(handle, CURLOPT_CAPATH, "/etc/ssl/certs"))
         }
         if let bad = codes.first(where: { $0 != CURLE_OK }) {
@@ -246,7 +338,9 @@ private final class Transfer {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmingSpaces
         switch name {
-        case "etag": head.etag = value.isEmpty ? nil : value
+        case "etag": head.etag = HTTPValidator.isEntityTag(value) ? value : nil
+        case "last-modified": head.lastModified = HTTPDate.parse(value) != nil ? value : nil
+        case "date": head.date = HTTPDate.parse(value) != nil ? value : nil
         case "content-range":
             // bytes FIRST-LAST/TOTAL
             guard value.lowercased().hasPrefix("bytes ") else { return }

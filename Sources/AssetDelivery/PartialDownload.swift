@@ -27,7 +27,9 @@ final class PartialDownload {
     private let hash: TrailingHash
     /// How far `hash` has been told the file is written.
     private var fed: UInt64 = 0
-    /// The validator of the bytes in the file, as the journal has it.
+    /// The validator of the bytes in the file, as the journal has it: what
+    /// a resume sends in `If-Range` — a strong ETag or a strong
+    /// `Last-Modified` (``HTTPClient/Head/rangeValidator``), `nil` for none.
     private(set) var etag: String?
     /// Whether the file continued a journal entry's partial file.
     let resumed: Bool

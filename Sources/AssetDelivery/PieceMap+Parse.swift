@@ -18,14 +18,35 @@ extension PieceMap {
     }
 
     /// ``parse(_:path:pack:)`` with another member limit (tests).
+    ///
+    /// The members are read as the parser completes each one (the JSON
+    /// values of the whole array are never held at once): memory holds the
+    /// bytes, the members and one member's value — some twice the map's
+    /// size, where the values of every member took five times it more. A
+    /// member's error is kept and thrown after the fields before it in the
+    /// order below, as if the whole document had been read first.
     static func parse(_ bytes: some Collection<UInt8>, path: String, pack: String?, maximumMembers: Int) throws(DeliveryError) -> PieceMap {
         var reader = PieceMapReader(url: path, pack: pack)
         guard bytes.count <= maximumLength else {
             throw reader.bad(.tooLarge, "\(bytes.count) bytes is more than the limit of \(maximumLength)")
         }
+        var members: [Member] = []
+        var count = 0
+        var memberError: DeliveryError?
         let root: JSONValue
         do {
-            root = try JSONValue.parseStrict(bytes, maximumLength: maximumLength)
+            root = try JSONValue.parseStrict(bytes, maximumLength: maximumLength, elementsOf: "members") { item in
+                defer { count += 1 }
+                // Past the limit or an error, the rest is only counted (and parsed).
+                guard count < maximumMembers, memberError == nil else {
+                    members = []
+                    return true
+                }
+                var memberReader = reader
+                memberReader.prefix = "members[\(count)]."
+                do throws(DeliveryError) { members.append(try memberReader.member(item)) } catch { memberError = error }
+                return true
+            }
         } catch {
             throw reader.bad(.notJSON, "not valid JSON: \(error)")
         }
@@ -47,15 +68,14 @@ extension PieceMap {
         }
         let glue = GlueReference(url: glueURL, size: try reader.integer(glueObject, "size"), sha256: try reader.sha256(glueObject, "sha256"))
         reader.prefix = ""
-        guard let list = try reader.require(object, "members").arrayValue else { throw reader.bad(.wrongType, "members must be an array") }
-        guard list.count <= maximumMembers else {
-            throw reader.bad(.tooManyMembers, "\(list.count) members is more than the limit of \(maximumMembers)")
+        guard try reader.require(object, "members").arrayValue != nil else { throw reader.bad(.wrongType, "members must be an array") }
+        guard count <= maximumMembers else {
+            throw reader.bad(.tooManyMembers, "\(count) members is more than the limit of \(maximumMembers)")
         }
-        var members: [Member] = []
-        members.reserveCapacity(list.count)
-        for (i, item) in list.enumerated() {
-            reader.prefix = "members[\(i)]."
-            members.append(try reader.member(item))
+        if let memberError {
+            // Made before the map's own `pack` was read: named now.
+            guard case .badPieceMap(let url, let pack, let problem, let detail) = memberError else { throw memberError }
+            throw .badPieceMap(url: url, pack: pack ?? reader.pack, problem: problem, detail: detail)
         }
         let map = PieceMap(pack: id, version: version, size: size, sha256: sha256, glue: glue, members: members)
         try map.checkLayout(reader)

@@ -34,15 +34,20 @@ public enum Publisher {
         public var now: CatalogTime
         /// How long to wait for another publisher's lock.
         public var lockTimeout: Double
+        /// The catalog's channel. `nil`: the directory's catalog's, or
+        /// ``Catalog/defaultChannel`` for a new catalog (or one written
+        /// before channels). A channel other than the catalog's is refused.
+        public var channel: String?
 
         public init(signingKey: SigningKey? = nil, baseURL: String? = nil, prune: Bool = false, expires: CatalogTime? = nil,
-                    now: CatalogTime, lockTimeout: Double = 60) {
+                    now: CatalogTime, lockTimeout: Double = 60, channel: String? = nil) {
             self.signingKey = signingKey
             self.baseURL = baseURL
             self.prune = prune
             self.expires = expires
             self.now = now
             self.lockTimeout = lockTimeout
+            self.channel = channel
         }
     }
 
@@ -98,12 +103,17 @@ public enum Publisher {
     /// - Throws: `DeliveryError.store` for a pack that does not check clean
     ///   (naming the file) or a lock timeout; `.publishRefused` for two packs
     ///   with one ID, a version going backwards or reused with other bytes, a
-    ///   catalog signed by another key, or a signed catalog and no key;
+    ///   catalog signed by another key, a signed catalog and no key, or a
+    ///   channel that is not the catalog's (or not a channel name);
     ///   `.invalidCatalog` / `.unsupportedCatalogFormat` /
     ///   `.catalogSignatureInvalid` for a catalog or signature in
     ///   `directory` that cannot be read; `.system`.
     public static func publish(_ paths: [String], to directory: String, options: Options) throws(DeliveryError) -> Report {
         let baseURL = try checkedBaseURL(options.baseURL, directory: directory)
+        if let channel = options.channel, let problem = Catalog.channelProblem(channel) {
+            throw .publishRefused(path: directory, pack: nil, problem: .badArgument,
+                                  detail: "channel '\(MemberPath.escapingControlCharacters(channel))': \(problem)")
+        }
         let dir: FileDescriptor
         do {
             try FileSystem.createDirectories(directory)
@@ -125,6 +135,7 @@ public enum Publisher {
 
         let previous = try PublishedFiles.read(in: anchor, directory: directory)
         let keptLine = try previous.signatureLineToKeep(for: options.signingKey, directory: directory)
+        let channel = try self.channel(options.channel, after: previous.catalog, directory: directory)
         let packs = try checkedPacks(paths, directory: directory)
 
         var entries = Dictionary(uniqueKeysWithValues: (previous.catalog?.packs ?? []).map { ($0.id, $0) })
@@ -149,7 +160,7 @@ public enum Publisher {
                                   detail: "the catalog's sequence number is the largest a catalog can hold")
         }
         let catalog = Catalog(sequence: sequence, published: options.now,
-                              expires: options.expires, packs: entries.values.sorted { $0.id < $1.id })
+                              expires: options.expires, packs: entries.values.sorted { $0.id < $1.id }, channel: channel)
         let bytes = catalog.encoded()
         do {
             if let key = options.signingKey {
@@ -165,6 +176,19 @@ public enum Publisher {
         }
         _ = consume lock
         return Report(catalog: catalog, changes: changes)
+    }
+
+    /// The new catalog's channel: the one asked for, which must be the
+    /// directory's catalog's when that names one — a catalog's channel is
+    /// what its clients ask for, and changing it would refuse them all —
+    /// else the catalog's, else ``Catalog/defaultChannel``.
+    private static func channel(_ asked: String?, after previous: Catalog?, directory: String) throws(DeliveryError) -> String {
+        guard let current = previous?.channel else { return asked ?? Catalog.defaultChannel }
+        if let asked, asked != current {
+            throw .publishRefused(path: directory, pack: nil, problem: .channelChanged,
+                                  detail: "the catalog is channel '\(current)', not '\(asked)': publish another channel to a directory of its own")
+        }
+        return current
     }
 
     /// The base URL without a trailing `/`, refused unless it is http(s).

@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import AssetSystem
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -25,28 +26,17 @@ extension Environment {
     /// The corresponding C functions are `statvfs`, `getrlimit` and `fstat`.
     static func commitError(_ rc: Int32, operation: String, path: String, env: OpaquePointer) -> LMDBError {
         guard rc == EIO else { return LMDBError(rc, operation: operation, path: path) }
-        if let free = freeSpace(at: path), free < shortWriteSlack {
+        if let free = FileSystem.freeSpace(at: path), free < shortWriteSlack {
             return LMDBError(ENOSPC, operation: "\(operation) (a short write, which LMDB reports as EIO; \(free) bytes free)", path: path)
         }
-        var limit = rlimit()  // rlim_t.max is RLIM_INFINITY
-        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+        if let limit = FileSystem.fileSizeLimit {
             var fd: mdb_filehandle_t = -1
             var status = stat()
             if mdb_env_get_fd(env, &fd) == 0, fstat(fd, &status) == 0,
-               UInt64(max(0, status.st_size)) + shortWriteSlack >= UInt64(limit.rlim_cur) {
-                return LMDBError(EFBIG, operation: "\(operation) (a short write at the file size limit of \(limit.rlim_cur) bytes, which LMDB reports as EIO)", path: path)
+               UInt64(max(0, status.st_size)) + shortWriteSlack >= limit {
+                return LMDBError(EFBIG, operation: "\(operation) (a short write at the file size limit of \(limit) bytes, which LMDB reports as EIO)", path: path)
             }
         }
         return LMDBError(rc, operation: operation, path: path)
-    }
-
-    /// The bytes this process may still write on the file system holding
-    /// `path` (the root-reserved blocks count for root only), or `nil` when
-    /// it cannot be asked.
-    private static func freeSpace(at path: String) -> UInt64? {
-        var s = statvfs()
-        guard statvfs(path, &s) == 0 else { return nil }
-        let blocks = geteuid() == 0 ? s.f_bfree : s.f_bavail
-        return UInt64(blocks) * UInt64(s.f_frsize)
     }
 }

@@ -45,6 +45,9 @@ public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidNumber
         /// Something other than whitespace (or comments) after the document's value.
         case trailingData
+        /// The element handler of ``JSONValue/parse(_:options:elementsOf:_:)``
+        /// returned `false`.
+        case stopped
     }
 
     /// What is wrong.

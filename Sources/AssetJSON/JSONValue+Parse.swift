@@ -79,4 +79,34 @@ extension JSONValue {
         var parser = Parser(bytes: bytes, options: options)
         return try parser.parseDocument()
     }
+
+    /// Parses a document whose top-level object holds one long array,
+    /// handing that array's elements to `handle` one by one as each is
+    /// complete instead of keeping them: the array (the top-level member
+    /// `key`) is empty in the value returned. Memory then holds one
+    /// element's value at a time, not the whole array's — a 60 MB piece
+    /// map's members are a few hundred thousand objects, each several
+    /// times its bytes as values.
+    ///
+    /// The document must still be valid JSON throughout, with the same
+    /// rules and limits as ``parse(_:options:)``; an error after some
+    /// elements were handled still throws. `handle` returns `false` to stop:
+    /// the parse then throws ``JSONError/Reason/stopped``.
+    ///
+    /// - Parameters:
+    ///   - bytes: The document, read only during the call.
+    ///   - options: Extensions to accept and limits.
+    ///   - key: The top-level member whose array is streamed. Elsewhere
+    ///     (nested, or when the member is not an array) nothing is streamed.
+    ///   - handle: Called with each element of that array, in order.
+    /// - Returns: The document's value, the streamed array empty.
+    /// - Throws: ``JSONError``.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, options: ParseOptions = .strict, elementsOf key: String,
+                             _ handle: (JSONValue) -> Bool) throws(JSONError) -> JSONValue {
+        try withoutActuallyEscaping(handle) { (handle) throws(JSONError) -> JSONValue in
+            var parser = Parser(bytes: bytes, options: options)
+            parser.streamed = (key, handle)
+            return try parser.parseDocument()
+        }
+    }
 }

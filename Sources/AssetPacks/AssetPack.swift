@@ -49,6 +49,8 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
     /// The catalog's version, or the local generation number.
     public let version: String
     public let downloadPolicy: DownloadPolicy
+    /// The platforms the pack is for; empty means every platform, as in
+    /// Apple's manifests (``supports(_:)``).
     public let platforms: [Platform]
     /// Size of the archive on disk, in bytes.
     public let archiveSize: UInt64
@@ -82,6 +84,14 @@ public struct AssetPack: Sendable, Hashable, Identifiable {
         public static let downloading = Status(rawValue: 1 << 5)
         /// It is installed.
         public static let downloaded = Status(rawValue: 1 << 6)
+    }
+
+    /// Whether the pack is for `platform`: its ``platforms`` name it, or
+    /// are empty — an empty list means every platform, as in Apple's
+    /// manifests. Installation events and updates download only packs
+    /// for `linux`.
+    public func supports(_ platform: Platform) -> Bool {
+        platform.engine.isIncluded(in: platforms.map(\.engine))
     }
 
     /// Checks that `id` is one a pack may have: 1 to 128 bytes of
@@ -135,7 +145,9 @@ public struct AssetMember: Sendable, Hashable {
 
     /// `path` made safe to print on a terminal or in a log: control
     /// characters escaped (C0 and DEL as `\xNN`, so ESC is `\x1b`; C1 as
-    /// `\u{NN}`), so a name cannot move the cursor or retitle the window.
+    /// `\u{NN}`), and the bidirectional formatting characters and line and
+    /// paragraph separators as `\u{NNNN}` (`\u{202e}`), so a name cannot
+    /// move the cursor, retitle the window or show its letters reordered.
     /// Member paths cannot hold a backslash, so an escape is never confused
     /// with the name's own characters. JSON needs no such help.
     public static func printable(_ path: String) -> String {

@@ -67,7 +67,13 @@ public struct AssetPackCatalog: Sendable, Hashable {
 
     /// The catalog format this version reads and writes.
     public static let format = Catalog.format
+    /// The channel `publish` names unless told, and clients ask for unless told.
+    public static let defaultChannel = Catalog.defaultChannel
 
+    /// The channel the catalog is (`default`, `beta`), in its signed bytes;
+    /// `nil` for a catalog of a publisher that wrote none, which clients
+    /// refuse.
+    public let channel: String?
     /// Grows with every publish; a client refuses a lower one.
     public let sequence: UInt64
     /// When it was published (whole seconds).
@@ -78,7 +84,8 @@ public struct AssetPackCatalog: Sendable, Hashable {
     public let packs: [Entry]
 
     /// A catalog; times are kept to the whole second.
-    public init(sequence: UInt64, published: Date, expires: Date?, packs: [Entry]) {
+    public init(sequence: UInt64, published: Date, expires: Date?, packs: [Entry], channel: String? = nil) {
+        self.channel = channel
         self.sequence = sequence
         self.published = Date(CatalogTime(published))
         self.expires = expires.map { Date(CatalogTime($0)) }
@@ -86,6 +93,7 @@ public struct AssetPackCatalog: Sendable, Hashable {
     }
 
     init(_ catalog: Catalog) {
+        channel = catalog.channel
         sequence = catalog.sequence
         published = Date(catalog.published)
         expires = catalog.expires.map(Date.init)
@@ -102,7 +110,7 @@ public struct AssetPackCatalog: Sendable, Hashable {
                     Catalog.Entry(id: $0.id, version: $0.version, size: $0.size, sha256: $0.sha256,
                                   downloadPolicy: $0.downloadPolicy.engine, platforms: $0.platforms.map(\.engine), url: $0.url,
                                   pieces: $0.pieces.map { Catalog.PiecesReference(url: $0.url, size: $0.size, sha256: $0.sha256) })
-                })
+                }, channel: channel)
     }
 
     /// The entry for `id`, if the catalog lists it.

@@ -32,6 +32,8 @@ extension AssetPackError {
             self.init(.catalogRollback, reason: reason, path: path, message: message)
         case .catalogExpired(let path, _, _):
             self.init(.catalogExpired, path: path, message: message)
+        case .catalogChannelMismatch(let path, _, let found):
+            self.init(.catalogChannelMismatch, reason: found == nil ? .noChannel : .otherChannel, path: path, message: message)
         case .invalidKey(let path, let problem, _):
             let reason: Reason
             switch problem {
@@ -56,10 +58,24 @@ extension AssetPackError {
             case .retriesExhausted: code = .downloadRetriesExhausted
             case .transport: code = .downloadFailed
             case .cancelled: code = .downloadCancelled
+            case .timedOut(let deadline):
+                code = .downloadTimedOut
+                reason = Reason(deadline)
+            case .noRoom(_, _, let room):
+                code = .downloadTooLarge
+                if case .fileSizeLimit = room { reason = .exceedsFileSizeLimit } else { reason = .exceedsFreeSpace }
             }
             self.init(code, reason: reason, pack: pack.isEmpty ? nil : pack, path: url.isEmpty ? nil : url, message: message)
+        case .catalogUnavailable(let url, .timedOut(let deadline), _):
+            self.init(.downloadTimedOut, reason: Reason(deadline), path: url, message: message)
         case .catalogUnavailable(let url, _, _):
             self.init(.catalogUnavailable, path: url, message: message)
+        case .caFileRefused(let path, let problem):
+            switch problem {
+            case .notRegularFile: self.init(.invalidCAFile, reason: .caFileNotRegular, path: path, message: message)
+            case .tooLarge: self.init(.invalidCAFile, reason: .caFileTooLarge, path: path, message: message)
+            case .unreadable(let e): self.init(.invalidCAFile, path: path, systemError: e.rawValue, message: message)
+            }
         case .badPieceMap(let url, let pack, let problem, _):
             self.init(.invalidPieceMap, reason: Reason(problem), pack: pack, path: url, message: message)
         case .store(let e):
@@ -85,6 +101,7 @@ extension AssetPackError.Reason {
         case .badURL: self = .catalogBadURL
         case .badTimestamp: self = .catalogBadTimestamp
         case .badValue: self = .catalogBadValue
+        case .badChannel: self = .catalogBadChannel
         }
     }
 
@@ -109,6 +126,13 @@ extension AssetPackError.Reason {
         }
     }
 
+    init(_ deadline: DeliveryError.Deadline) {
+        switch deadline {
+        case .minimumSpeed: self = .belowMinimumSpeed
+        case .total: self = .totalDeadline
+        }
+    }
+
     init(_ problem: DeliveryError.PublishProblem) {
         switch problem {
         case .versionBackwards: self = .versionBackwards
@@ -118,6 +142,7 @@ extension AssetPackError.Reason {
         case .signatureRequired: self = .signatureRequired
         case .packChanged: self = .packChanged
         case .badArgument: self = .badPublishArgument
+        case .channelChanged: self = .channelChanged
         }
     }
 }

@@ -111,6 +111,10 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// `publish` refused (``path`` is the directory, ``pack`` the pack;
         /// ``reason`` says why).
         case publishRefused = 41
+        /// The catalog (``path``) is of another channel than the one asked
+        /// for, or names none (``reason``): it is not the catalog the client
+        /// asked for, whoever signed it.
+        case catalogChannelMismatch = 42
         /// A pack download was answered 404 or 410 (``path`` is the URL).
         case downloadNotFound = 48
         /// A pack download was answered with another status that retrying
@@ -136,6 +140,19 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pause, resume or cancel named a pack that no download is
         /// running for (``pack``).
         case noDownloadInProgress = 56
+        /// A pack download (``path`` is the URL) or a catalog fetch ran out
+        /// of time (``reason``: less than the minimum speed for its time,
+        /// or past the total deadline). Not retried; a download's partial
+        /// file stays for a later resume.
+        case downloadTimedOut = 57
+        /// The CA file (``path``) cannot be used: not a regular file
+        /// (``reason``), too large, or unreadable (``systemError``).
+        /// Refused before anything is fetched.
+        case invalidCAFile = 58
+        /// A pack's file cannot fit (``reason``: more than the free space
+        /// of the container's file system, or than the process may write),
+        /// refused before a byte is written (``path`` is the URL).
+        case downloadTooLarge = 59
         /// A pack's piece map (``path`` is its URL) is unusable: it does
         /// not parse, contradicts itself or does not describe the catalog
         /// entry's file (``reason`` says how). Updates fall back to the full
@@ -280,6 +297,8 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case catalogBadTimestamp = 710
         /// A download policy, event type or platform is unknown.
         case catalogBadValue = 711
+        /// `channel` breaks the channel-name rules.
+        case catalogBadChannel = 712
 
         // catalogSignatureInvalid
         /// The signature file is not lines of `ed25519 <key ID> <base64>`.
@@ -292,6 +311,12 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case olderSequence = 810
         /// The sequence number is the accepted one, the bytes are not.
         case sequenceReused = 811
+
+        // catalogChannelMismatch
+        /// The catalog is of another channel.
+        case otherChannel = 812
+        /// The catalog names no channel.
+        case noChannel = 813
 
         // invalidKey
         /// Not a PKCS#8 PEM Ed25519 private key.
@@ -314,6 +339,8 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         case packChanged = 835
         /// A base URL or expiry that cannot be used.
         case badPublishArgument = 836
+        /// The channel given is not the directory's catalog's.
+        case channelChanged = 837
 
         // downloadSizeMismatch
         /// More bytes arrived than the catalog's size.
@@ -365,6 +392,28 @@ public struct AssetPackError: Error, Sendable, Hashable, CustomStringConvertible
         /// A pause, resume or cancel of a download that another user runs
         /// (only its user, the container's owner and root may steer it).
         case otherUsersDownload = 872
+        /// A daemon peer asked for a download from a configured source's URL
+        /// and key, but for another channel than the one configured (a
+        /// source configured without one is of the `default` channel).
+        case channelNotConfigured = 873
+
+        // invalidCAFile
+        /// The CA file is not a regular file (a FIFO, a directory, a device).
+        case caFileNotRegular = 875
+        /// The CA file is larger than the most read.
+        case caFileTooLarge = 876
+
+        // downloadTooLarge
+        /// More than the file system has free.
+        case exceedsFreeSpace = 880
+        /// More than the process may write (`RLIMIT_FSIZE`).
+        case exceedsFileSizeLimit = 881
+
+        // downloadTimedOut
+        /// Less than the minimum speed arrived for its time.
+        case belowMinimumSpeed = 885
+        /// The download or fetch outlasted its total deadline.
+        case totalDeadline = 886
     }
 
     /// What went wrong.

@@ -6,13 +6,19 @@ import AssetSystem
 
 extension AssetPackManager {
     /// A catalog packs are downloaded from: `catalog.json` at ``url``, with
-    /// `catalog.json.sig` beside it.
+    /// `catalog.json.sig` beside it, of channel ``channel``.
     public struct CatalogSource: Sendable, Hashable {
         /// The catalog's URL (`https://cdn.example/packs/catalog.json`).
         public var url: String
         /// The key the catalog must be signed by; `nil` accepts an unsigned
         /// one (its integrity then rests on the transport alone).
         public var publicKey: AssetPackPublicKey?
+        /// The channel the catalog must name (`publish --channel`): a
+        /// catalog of another channel — another catalog the same key signs,
+        /// served at this URL — is refused (`.catalogChannelMismatch`), as
+        /// is one that names none. Default `default`, the channel `publish`
+        /// names unless told.
+        public var channel = AssetPackCatalog.defaultChannel
         /// A PEM file of certificate authorities trusted besides the system's.
         public var caFile: String?
         /// Requests per file, the first included, before a download gives up
@@ -27,6 +33,9 @@ extension AssetPackManager {
         /// piece map, with members to copy from installed packs) runs at
         /// once; 1 to 64.
         public var maximumRangeRequests = 4
+        /// The minimum speed and the total deadline of each download and
+        /// catalog fetch (``Deadlines``).
+        public var deadlines = Deadlines()
 
         public init(url: String, publicKey: AssetPackPublicKey? = nil, caFile: String? = nil) {
             self.url = url
@@ -81,7 +90,8 @@ extension AssetPackManager {
     /// - Throws: `.assetPackNotFound` when the catalog does not list it,
     ///   `.downloadNotFound`, `.downloadRefused`, `.downloadSizeMismatch`,
     ///   `.downloadChecksumMismatch`, `.downloadRetriesExhausted`,
-    ///   `.downloadFailed`, the catalog's errors, and the install's. In
+    ///   `.downloadTimedOut` (``CatalogSource/deadlines``), `.downloadFailed`,
+    ///   `.invalidCAFile`, the catalog's errors, and the install's. In
     ///   every case the version installed before stays readable.
     public func ensureLocalAvailability(
         of pack: AssetPack, progress: (@Sendable (AssetPackProgress) -> Void)? = nil
@@ -132,8 +142,9 @@ extension AssetPackManager {
         }
         // The daemon has another working directory.
         let caFile = source.caFile.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
-        let request = DaemonDownloadRequest(pack: id, catalogURL: source.url, publicKey: source.publicKey?.description,
+        var request = DaemonDownloadRequest(pack: id, catalogURL: source.url, publicKey: source.publicKey?.description,
                                             caFile: caFile, wait: wait, discretionary: discretionary)
+        request.channel = source.channel
         return try AssetPackClient(socketPath: container.daemonSocketPath).download(request)
     }
 
@@ -270,10 +281,12 @@ extension AssetPackManager {
         options.initialBackoff = source.initialBackoff
         options.http.stallTimeout = source.stallTimeout
         options.maximumRangeRequests = min(64, max(1, source.maximumRangeRequests))
+        options = source.deadlines.applied(to: options)
         options.catalogCache = catalogCache.engine
         let store = self.store
         return try delivery { () throws(DeliveryError) in
-            let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, store: store, options: options)
+            let fetcher = try CatalogFetcher(catalogURL: source.url, publicKey: source.publicKey?.key, channel: source.channel,
+                                             store: store, options: options)
             return (fetcher, try fetcher.fetch(now: CatalogTime(Date())).catalog)
         }
     }

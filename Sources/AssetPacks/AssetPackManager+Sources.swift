@@ -5,8 +5,8 @@ import AssetStore
 extension AssetPackManager {
     /// A catalog source the container's owner configured (`assetpack
     /// sources add`): the descriptor daemon downloads from it for peers that
-    /// are not its own user. Only such a source — its URL and key, each
-    /// exactly as configured — may be named in a download request by
+    /// are not its own user. Only such a source — its URL, key and channel,
+    /// each exactly as configured — may be named in a download request by
     /// another user; the daemon's own user may name any.
     public struct ConfiguredSource: Sendable, Hashable {
         /// The catalog's URL, `http://` or `https://`.
@@ -14,15 +14,20 @@ extension AssetPackManager {
         /// The key the catalog must be signed by: an unsigned catalog is
         /// never a source for another user.
         public var publicKey: AssetPackPublicKey
-        /// The channel the catalog must name, when it names one (`stable`);
-        /// `nil`: any.
-        public var channel: String?
+        /// The channel the catalog must name (`publish --channel`), and so
+        /// the one another user's request must ask for
+        /// (``CatalogSource/channel``): a request for another channel at
+        /// this URL is refused. Default `default`, the channel a client asks
+        /// for when not told otherwise; a source the file lists without a
+        /// channel is of it.
+        public var channel: String
         /// A PEM file of certificate authorities the daemon trusts besides
         /// the system's for this source (absolute); a request may name no
         /// other.
         public var caFile: String?
 
-        public init(url: String, publicKey: AssetPackPublicKey, channel: String? = nil, caFile: String? = nil) {
+        public init(url: String, publicKey: AssetPackPublicKey, channel: String = AssetPackCatalog.defaultChannel,
+                    caFile: String? = nil) {
             self.url = url
             self.publicKey = publicKey
             self.channel = channel
@@ -50,11 +55,14 @@ extension AssetPackManager {
         return try delivery { () throws(DeliveryError) in try ConfiguredSources.read(in: root, owner: owner) }.map(ConfiguredSource.init)
     }
 
-    /// Adds `source`, or replaces the one with the same URL and key.
+    /// Adds `source`, or replaces the one with the same URL and key (its
+    /// channel and CA file with it: a URL serves one channel's catalog).
     ///
     /// - Throws: `.unsupportedURL` for a URL that is not `http://` or
     ///   `https://`; `.invalidOption` for a CA file path that is not
-    ///   absolute or a channel that is empty; the errors of reading the file.
+    ///   absolute (``AssetPackError/field`` `caFile`) or a channel that is
+    ///   not a channel name (`channel`: 1 to 128 bytes of `A-Z a-z 0-9 . _ -`,
+    ///   starting with a letter or digit); the errors of reading the file.
     public func addConfiguredSource(_ source: ConfiguredSource) throws(AssetPackError) {
         let scheme = source.url.prefix(8).lowercased()
         guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
@@ -63,9 +71,7 @@ extension AssetPackManager {
         if let caFile = source.caFile, !caFile.hasPrefix("/") {
             throw AssetPackError(.invalidOption, path: caFile, field: "caFile", message: "a configured source's CA file must be an absolute path: \(caFile)")
         }
-        if source.channel?.isEmpty == true {
-            throw AssetPackError(.invalidOption, field: "channel", message: "a configured source's channel must not be empty")
-        }
+        try CatalogSource.validate(channel: source.channel, field: "channel")
         try updateSources { sources in
             sources.filter { !($0.url == source.url && $0.key == source.publicKey.key) } + [source.engine]
         }

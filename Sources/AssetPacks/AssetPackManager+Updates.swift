@@ -14,7 +14,8 @@ extension AssetPackManager {
         /// essential or prefetch policy naming other events, or a pack the
         /// catalog no longer lists.
         case notForEvent
-        /// Its platforms exclude `linux`.
+        /// Its platforms exclude `linux` (a list without it; an empty list
+        /// is every platform).
         case unsupportedPlatform
         /// The downloader extension declined it.
         case declined
@@ -49,7 +50,7 @@ extension AssetPackManager {
         default: return .notForEvent
         }
         if pack.status.contains(.obsolete) { return .notForEvent }
-        guard pack.platforms.contains(.linux) else { return .unsupportedPlatform }
+        guard pack.supports(.linux) else { return .unsupportedPlatform }
         if pack.status.contains(.upToDate) { return .upToDate }
         if let downloaderExtension = policies.downloaderExtension, !downloaderExtension.shouldDownload(pack) { return .declined }
         if discretionary {
@@ -67,9 +68,10 @@ extension AssetPackManager {
     /// as Apple's `checkForUpdates()`:
     ///
     /// - every installed pack the catalog lists in another version (and for
-    ///   `linux`) is updated — in the background of this process, on a thread
-    ///   of its own, as a discretionary download (``Options/discretionary``),
-    ///   after the downloader extension agreed. Follow it with
+    ///   `linux`, or for every platform) is updated — in the background of
+    ///   this process, on a thread of its own, as a discretionary download
+    ///   (``Options/discretionary``), after the downloader extension
+    ///   agreed. Follow it with
     ///   ``assetPack(withID:)``: `.downloading` while the journal has it,
     ///   `.upToDate` once installed. A failed update leaves the installed
     ///   version as it was; the next call starts it again.
@@ -97,7 +99,7 @@ extension AssetPackManager {
         var removed = Set<String>()
         for record in records {
             if let entry = catalog.entry(withID: record.id) {
-                guard !Self.isCurrent(record, entry), entry.platforms.contains(.linux) else { continue }
+                guard !Self.isCurrent(record, entry), Platform.linux.isIncluded(in: entry.platforms) else { continue }
                 var pack = AssetPack(entry)
                 pack.status = [.downloaded, .outOfDate, .updateAvailable]
                 if let downloaderExtension = policies.downloaderExtension, !downloaderExtension.shouldDownload(pack) { continue }

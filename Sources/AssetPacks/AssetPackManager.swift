@@ -158,6 +158,7 @@ public final class AssetPackManager: Sendable {
         }
         try options.catalogCache.validate()
         policies = try Policies(options)
+        try options.catalog?.validate()
         var engineOptions = AssetStore.Options()
         engineOptions.lockWait = try Self.lockWait(options.lockTimeout)
         engineOptions.createsContainer = options.createsContainer

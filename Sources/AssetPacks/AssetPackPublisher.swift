@@ -19,14 +19,20 @@ public enum AssetPackPublisher {
         public var expires: Date?
         /// How long to wait for another publisher to finish, in seconds.
         public var lockTimeout: Double
+        /// The catalog's channel, which clients check against the one they
+        /// ask for (``AssetPackManager/CatalogSource/channel``). `nil`: the
+        /// directory's catalog's, or `default` for a new one. A channel
+        /// other than the directory's catalog's is refused (`.channelChanged`).
+        public var channel: String?
 
         public init(signingKey: AssetPackSigningKey? = nil, baseURL: String? = nil, prune: Bool = false,
-                    expires: Date? = nil, lockTimeout: Double = 60) {
+                    expires: Date? = nil, lockTimeout: Double = 60, channel: String? = nil) {
             self.signingKey = signingKey
             self.baseURL = baseURL
             self.prune = prune
             self.expires = expires
             self.lockTimeout = lockTimeout
+            self.channel = channel
         }
     }
 
@@ -69,7 +75,8 @@ public enum AssetPackPublisher {
     /// - Throws: the pack's own error (`.badArchive`, `.limitExceeded`, …,
     ///   naming the file); `.publishRefused` (`.duplicatePackInPublish`,
     ///   `.versionBackwards`, `.versionReused`, `.signedByOtherKey`,
-    ///   `.signatureRequired`, `.badPublishArgument`, `.packChanged`);
+    ///   `.signatureRequired`, `.badPublishArgument`, `.packChanged`,
+    ///   `.channelChanged`);
     ///   `.invalidCatalog`, `.unsupportedCatalogFormat` or
     ///   `.catalogSignatureInvalid` for the directory's own files;
     ///   `.lockTimeout`; `.system`.
@@ -77,7 +84,7 @@ public enum AssetPackPublisher {
                                now: Date = Date()) throws(AssetPackError) -> Report {
         let engineOptions = Publisher.Options(signingKey: options.signingKey?.key, baseURL: options.baseURL, prune: options.prune,
                                               expires: options.expires.map(CatalogTime.init), now: CatalogTime(now),
-                                              lockTimeout: options.lockTimeout)
+                                              lockTimeout: options.lockTimeout, channel: options.channel)
         let report = try delivery { () throws(DeliveryError) in try Publisher.publish(paths, to: directory, options: engineOptions) }
         return Report(catalog: AssetPackCatalog(report.catalog), changes: report.changes.map {
             let kind: Change.Kind

@@ -6,10 +6,13 @@ import AssetSystem
 /// The header is a request header (``DaemonProtocol``) with kind 2; its
 /// flags are bit 0 = wait (reply when the download has ended) and bit 1 =
 /// discretionary (queued behind downloads that are not); bytes 14–15 are the
-/// pack ID's length. The body is the pack ID, then three fields, each a u16
-/// length and UTF-8 bytes, filling the body exactly: the catalog URL, the
-/// catalog's public key as its text (`ed25519:BASE64`, empty for none), and
-/// a CA file's absolute path (empty for none).
+/// pack ID's length. The body is the pack ID, then three or four fields,
+/// each a u16 length and UTF-8 bytes, filling the body exactly: the catalog
+/// URL, the catalog's public key as its text (`ed25519:BASE64`, empty for
+/// none), a CA file's absolute path (empty for none), and the catalog's
+/// channel — sent only when it is not `default`, which its absence means,
+/// so that a daemon from before channels still takes the requests of the
+/// default channel.
 ///
 /// **Reply.** A success (status 0) carries no descriptor; its body is a
 /// result (u8: 0 = installed, 1 = accepted), then one field (u16 length,
@@ -31,6 +34,8 @@ struct DaemonDownloadRequest: Sendable, Equatable {
     var publicKey: String?
     /// An absolute path; `nil` (sent empty) for none.
     var caFile: String?
+    /// The catalog's channel (the fourth field; absent for `default`).
+    var channel = AssetPackCatalog.defaultChannel
     /// Whether the reply waits for the download's end.
     var wait: Bool
     /// Whether the download may wait behind others.
@@ -40,6 +45,7 @@ struct DaemonDownloadRequest: Sendable, Equatable {
     var encoded: [UInt8] {
         var body = Array(pack.utf8)
         for field in [catalogURL, publicKey ?? "", caFile ?? ""] { body.appendField(field) }
+        if channel != AssetPackCatalog.defaultChannel { body.appendField(channel) }
         return DaemonProtocol.request(kind: DaemonProtocol.downloadKind,
                                       flags: (wait ? DaemonProtocol.waitFlag : 0) | (discretionary ? DaemonProtocol.discretionaryFlag : 0),
                                       packLength: pack.utf8.count, body: body)
@@ -52,7 +58,7 @@ struct DaemonDownloadRequest: Sendable, Equatable {
         guard let pack = String(strictUTF8: UnsafeRawBufferPointer(rebasing: body[..<packLength])) else { return nil }
         var at = packLength
         var fields: [String] = []
-        for _ in 0..<3 {
+        while fields.count < 4 && (fields.count < 3 || at < body.count) {
             guard body.count - at >= 2 else { return nil }
             let n = Int(body.littleEndian(UInt16.self, at: at))
             guard body.count - at - 2 >= n,
@@ -63,8 +69,10 @@ struct DaemonDownloadRequest: Sendable, Equatable {
             at += 2 + n
         }
         guard at == body.count else { return nil }
-        return DaemonDownloadRequest(pack: pack, catalogURL: fields[0], publicKey: fields[1].isEmpty ? nil : fields[1],
-                                     caFile: fields[2].isEmpty ? nil : fields[2], wait: wait, discretionary: discretionary)
+        var request = DaemonDownloadRequest(pack: pack, catalogURL: fields[0], publicKey: fields[1].isEmpty ? nil : fields[1],
+                                            caFile: fields[2].isEmpty ? nil : fields[2], wait: wait, discretionary: discretionary)
+        if fields.count == 4 { request.channel = fields[3] }
+        return request
     }
 }
 

@@ -85,9 +85,10 @@ enum DaemonReply {
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
-             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused, .catalogChannelMismatch,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .downloadTimedOut, .invalidCAFile, .downloadTooLarge,
              .invalidPieceMap:
             return nil
         }
@@ -225,9 +226,10 @@ enum DaemonReply {
         case .invalidManifest, .invalidRecordedManifest, .lockTimeout, .notAFile, .noContainer, .unsupportedSchema,
              .unsupportedURL, .daemonUnavailable, .symlinkInContainer,
              .invalidCatalog, .unsupportedCatalogFormat, .catalogUnsigned, .catalogKeyMismatch, .catalogSignatureInvalid,
-             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused,
+             .catalogRollback, .catalogExpired, .invalidKey, .invalidTrustState, .publishRefused, .catalogChannelMismatch,
              .downloadNotFound, .downloadRefused, .downloadSizeMismatch, .downloadChecksumMismatch,
              .downloadRetriesExhausted, .downloadFailed, .catalogUnavailable, .downloadCancelled, .noDownloadInProgress, .invalidOption,
+             .downloadTimedOut, .invalidCAFile, .downloadTooLarge,
              .invalidPieceMap:
             // Sent only in reply to a download request (DaemonProtocol+Downloads).
             guard let error = downloadError(code, number: number, fields: f, message: message) else {

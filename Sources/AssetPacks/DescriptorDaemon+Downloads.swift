@@ -11,9 +11,11 @@ extension DescriptorDaemon {
     ///
     /// A peer that is not the daemon's own user (the container's owner) may
     /// ask only for a source the owner configured (``AssetPackManager/ConfiguredSource``,
-    /// read from the container at each such request): its URL and key
-    /// exactly, and no other CA file. Anything else is refused with
-    /// `requestNotPermitted` before anything is fetched, and logged.
+    /// read from the container at each such request): its URL, key and
+    /// channel exactly (a request without a channel field asks for
+    /// `default`, as a source configured without one is), and no other CA
+    /// file. Anything else is refused with `requestNotPermitted` before
+    /// anything is fetched, and logged.
     ///
     /// One job per pack and catalog source: a request for one in flight
     /// attaches to it, and every waiting request gets its reply. A job does
@@ -72,17 +74,19 @@ extension DescriptorDaemon {
         /// The daemon's user: the container's owner, who may ask for anything.
         private let owner: UInt32
         private let limit: Int
+        private let deadlines: AssetPackManager.Deadlines
         private let log: (@Sendable (String) -> Void)?
         /// What the managers of jobs are opened with.
         private let options: AssetPackManager.Options
 
         init(manager: AssetPackManager, owner: UInt32, maximumDownloads: Int, options: AssetPackManager.Options,
-             log: (@Sendable (String) -> Void)?) {
+             deadlines: AssetPackManager.Deadlines, log: (@Sendable (String) -> Void)?) {
             self.container = manager.container
             self.manager = manager
             self.owner = owner
             self.limit = max(1, maximumDownloads)
             self.options = options
+            self.deadlines = deadlines
             self.log = log
         }
 
@@ -90,7 +94,7 @@ extension DescriptorDaemon {
         /// download has ended; without, once it is queued.
         func answer(_ request: DaemonDownloadRequest, uid: UInt32) -> [UInt8] {
             var key: Key
-            do { key = try Self.key(of: request) } catch { return DaemonReply.downloadFailure(for: error) }
+            do { key = try Self.key(of: request, deadlines: deadlines) } catch { return DaemonReply.downloadFailure(for: error) }
             if uid != owner {
                 do { key = try permitted(key, request, uid: uid) } catch {
                     log?("refused a download of '\(request.pack)' from \(request.catalogURL) for uid \(uid): \(error.message)")
@@ -111,8 +115,10 @@ extension DescriptorDaemon {
         ///
         /// - Throws: `.invalidPackID` (with its reason), `.unsupportedURL`
         ///   for a catalog URL that is not `http://` or `https://`,
-        ///   `.invalidKey` (`.malformedPublicKey`) for key text that is not a key.
-        static func key(of request: DaemonDownloadRequest) throws(AssetPackError) -> Key {
+        ///   `.invalidKey` (`.malformedPublicKey`) for key text that is not a
+        ///   key, `.invalidOption` (`catalog.channel`) for a channel that is
+        ///   not a channel name.
+        static func key(of request: DaemonDownloadRequest, deadlines: AssetPackManager.Deadlines) throws(AssetPackError) -> Key {
             try engine { () throws(StoreError) in try PackID.validate(request.pack) }
             let scheme = request.catalogURL.prefix(8).lowercased()
             guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
@@ -120,8 +126,11 @@ extension DescriptorDaemon {
                                      message: "cannot download '\(request.pack)' from \(request.catalogURL): the catalog URL must be http:// or https://")
             }
             let key = try request.publicKey.map { (text) throws(AssetPackError) in try AssetPackPublicKey(text) }
-            return Key(pack: request.pack, source: AssetPackManager.CatalogSource(url: request.catalogURL, publicKey: key,
-                                                                                  caFile: request.caFile))
+            try AssetPackManager.CatalogSource.validate(channel: request.channel)
+            var source = AssetPackManager.CatalogSource(url: request.catalogURL, publicKey: key, caFile: request.caFile)
+            source.channel = request.channel
+            source.deadlines = deadlines
+            return Key(pack: request.pack, source: source)
         }
 
         /// `key` as a peer that is not the owner may have it: its source one
@@ -129,7 +138,9 @@ extension DescriptorDaemon {
         ///
         /// - Throws: `.requestNotPermitted` with `.unsignedSource` for a
         ///   request without a key, `.sourceNotConfigured` for a URL and key
-        ///   the owner did not configure (or that names another CA file).
+        ///   the owner did not configure (or that names another CA file),
+        ///   `.channelNotConfigured` for a configured URL and key asked for
+        ///   another channel than the configured one.
         func permitted(_ key: Key, _ request: DaemonDownloadRequest, uid: UInt32) throws(AssetPackError) -> Key {
             let url = request.catalogURL
             func refusal(_ reason: AssetPackError.Reason, _ why: String) -> AssetPackError {
@@ -146,13 +157,22 @@ extension DescriptorDaemon {
                 sources = []
                 problem = " (\(error.message))"
             }
-            guard let source = sources.first(where: { $0.url == url && $0.publicKey == publicKey }) else {
+            let configured = sources.filter { $0.url == url && $0.publicKey == publicKey }
+            guard !configured.isEmpty else {
                 throw refusal(.sourceNotConfigured, "it is not a source the container's owner configured with key \(publicKey.keyID) ('assetpack sources add')" + problem)
+            }
+            // Channels are checked against the channel-name rules (key(of:), the file's parse): printable as they are.
+            guard let source = configured.first(where: { $0.channel == key.source.channel }) else {
+                let channels = configured.map { "'\($0.channel)'" }.joined(separator: ", ")
+                throw refusal(.channelNotConfigured,
+                              "the container's owner configured it for channel \(channels), not '\(key.source.channel)' ('assetpack sources add --channel')")
             }
             if let caFile = request.caFile, caFile != source.caFile {
                 throw refusal(.sourceNotConfigured, "the CA file \(caFile) is not the one configured for this source")
             }
-            return Key(pack: key.pack, source: AssetPackManager.CatalogSource(url: source.url, publicKey: source.publicKey, caFile: source.caFile))
+            var permitted = key.source
+            permitted.caFile = source.caFile
+            return Key(pack: key.pack, source: permitted)
         }
 
         /// The job for `key`: the one in flight, or a new one in the queue;

@@ -86,6 +86,10 @@ public final class DescriptorDaemon: Sendable {
         /// handing off, ``AssetPackManager/beginBackgroundDownload(of:discretionary:)``);
         /// the others wait, those not discretionary first.
         public var maximumDownloads = 2
+        /// The minimum speed and total deadline of the daemon's downloads
+        /// (a caller's own ``AssetPackManager/CatalogSource/deadlines``
+        /// apply only when it downloads itself).
+        public var downloadDeadlines = AssetPackManager.Deadlines()
         /// Whether a listening socket handed over by systemd socket
         /// activation is used: when `LISTEN_PID` is this process and
         /// `LISTEN_FDS` is 1 or more, descriptor 3 is the listening socket
@@ -159,6 +163,7 @@ public final class DescriptorDaemon: Sendable {
     ///   `EEXIST` when something that is not a socket has the socket's name,
     ///   and the errors of `bind`, `chgrp` and the lock.
     public init(manager: AssetPackManager, configuration: Configuration = Configuration()) throws(AssetPackError) {
+        try configuration.downloadDeadlines.validate(("DescriptorDaemon.Configuration", "downloadDeadlines."))
         let container = manager.container.engine
         let path = container.daemonSocketPath
         let lockPath = container.daemonLockPath
@@ -224,7 +229,7 @@ public final class DescriptorDaemon: Sendable {
         var jobOptions = AssetPackManager.Options()
         jobOptions.catalogCache = manager.catalogCache
         self.downloads = Downloads(manager: manager, owner: getuid(), maximumDownloads: configuration.maximumDownloads,
-                                   options: jobOptions, log: configuration.log)
+                                   options: jobOptions, deadlines: configuration.downloadDeadlines, log: configuration.log)
         self.socketPath = path
         self.configuration = configuration
         self.manager = manager

@@ -61,6 +61,6 @@ public func ap_version(_ major: UnsafeMutablePointer<Int32>?, _ minor: UnsafeMut
     major?.pointee = AP_VERSION_MAJOR
     minor?.pointee = AP_VERSION_MINOR
     patch?.pointee = AP_VERSION_PATCH
-    let text: StaticString = "1.2.0"
+    let text: StaticString = "1.3.0"
     return UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }

@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// The validators of a file: what conditional requests compare against.
 package struct Validators: Sendable, Equatable {
     /// The strong entity tag, with its quotes: `"<inode>-<size>-<mtime ns>"` in hexadecimal.

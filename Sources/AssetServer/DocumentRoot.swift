@@ -97,15 +97,21 @@ final class DocumentRoot {
         return Array(html.utf8)
     }
 
+    /// `text` as HTML text or attribute value: `& < > " '` as character
+    /// references, and what ``TerminalText`` escapes (control characters,
+    /// bidirectional formatting characters) spelled out as `\x1b`,
+    /// `\u{202e}` — a reference such as `&#x1b;` would still put the
+    /// control character into the page.
     static func escaped(_ text: String) -> String {
         var out = ""
-        for c in text {
-            switch c {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            default: out.append(c)
+            case "'": out += "&#39;"
+            default: if TerminalText.isUnsafe(scalar) { out += TerminalText.escape(scalar) } else { out.unicodeScalars.append(scalar) }
             }
         }
         return out

@@ -1,3 +1,4 @@
+import AssetSystem
 #if canImport(Glibc)
 import Glibc
 #endif

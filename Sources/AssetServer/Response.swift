@@ -1,3 +1,5 @@
+import AssetSystem
+
 /// A response to send: status, fields, and a body from memory or a file.
 struct Response {
     enum Body {

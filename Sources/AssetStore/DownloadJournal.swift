@@ -23,8 +23,10 @@ public struct JournalEntry: Sendable, Hashable {
     /// The archive's expected size and SHA-256, when the catalog gave them.
     public var expectedSize: UInt64
     public var sha256: [UInt8]
-    /// The validator (`ETag`) the server gave for the bytes already in the
-    /// partial file, sent as `If-Range` when the download resumes.
+    /// The strong validator the server gave for the bytes already in the
+    /// partial file — its `ETag`, or a `Last-Modified` date when it sent no
+    /// ETag — sent as `If-Range` when the download resumes; `nil` when it
+    /// gave none (a weak ETag is none: `If-Range` may not carry it).
     public var etag: String?
     /// For a delta download (bytes copied from installed archives, the rest
     /// fetched in ranges), the SHA-256 of the piece map it follows; `nil`

@@ -34,4 +34,11 @@ public enum InstallationEventType: String, Sendable, Hashable, CaseIterable, Cod
 /// The platforms a pack is for. Apple's names, plus `linux`.
 public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     case iOS, macOS, tvOS, visionOS, watchOS, linux
+
+    /// Whether a pack that lists `platforms` is for this platform: the list
+    /// names it, or is empty — an empty or absent list means every
+    /// platform, as in Apple's manifests.
+    public func isIncluded(in platforms: [Platform]) -> Bool {
+        platforms.isEmpty || platforms.contains(self)
+    }
 }

@@ -28,6 +28,14 @@ static inline CURLcode cas_curl_setopt_pointer(CURL *handle, CURLoption option, 
     return curl_easy_setopt(handle, option, value);
 }
 
+/// `curl_easy_setopt(handle, option, &blob)` for a blob option
+/// (`CURLOPT_CAINFO_BLOB`): `length` bytes at `data`, which libcurl copies
+/// (`CURL_BLOB_COPY`), so they need not outlive the call.
+static inline CURLcode cas_curl_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
+
 /// The shape of `CURLOPT_WRITEFUNCTION` and `CURLOPT_HEADERFUNCTION`.
 typedef size_t (*cas_curl_data_callback)(char *data, size_t size, size_t count, void *context);
 

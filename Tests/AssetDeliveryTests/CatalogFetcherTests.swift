@@ -160,4 +160,33 @@ import TestSupport
     func entryURLsResolveAgainstTheCatalogsDirectory(url: String, base: String, expected: String) {
         #expect(CatalogFetcher.resolve(url, against: base) == expected)
     }
+
+    @Test(arguments: [
+        ("http://h:1/site/catalog.json", "http://h:1/site/catalog.json.sig"),
+        ("http://h:1/site/catalog.json?v=3&x=y", "http://h:1/site/catalog.json.sig?v=3&x=y"),
+        ("http://h:1/catalog.json?v=3#frag", "http://h:1/catalog.json.sig?v=3"),
+        ("http://h:1/catalog.json#frag?v", "http://h:1/catalog.json.sig"),
+    ])
+    func theSignatureIsBesideTheCatalogsPathWithItsQuery(catalog: String, signature: String) {
+        #expect(CatalogFetcher.signatureURL(of: catalog) == signature)
+    }
+
+    /// A catalog URL with a query fetches `catalog.json.sig?QUERY` (not
+    /// `catalog.json?QUERY.sig`), as the server logs the requests.
+    @Test func aCatalogURLWithAQueryFetchesTheSignatureBesideIt() throws {
+        let s = try Site()
+        try s.publish("A", "alpha")
+        let server = try HostileServer(routes: [
+            "/catalog.json": .init(body: try s.dir.read("site/catalog.json")),
+            "/catalog.json.sig": .init(body: try s.dir.read("site/catalog.json.sig")),
+        ])
+        defer { server.stop() }
+        var options = Downloader.Options()
+        options.maximumAttempts = 1
+        let fetcher = try CatalogFetcher(catalogURL: server.baseURL + "/catalog.json?v=7", publicKey: s.key.publicKey,
+                                         store: AssetStore(container: s.container), options: options)
+        let (catalog, origin) = try fetcher.fetch(now: s.now)
+        #expect(origin == .server && catalog.entry(withID: "A") != nil)
+        #expect(server.requests().map(\.target) == ["/catalog.json?v=7", "/catalog.json.sig?v=7"])
+    }
 }

@@ -42,13 +42,7 @@ import TestSupport
             process.arguments = ["python3", "-c", Self.script, String(delay)]
             process.standardOutput = output
             try process.run()
-            var line = ""
-            while !line.hasSuffix("\n") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line += String(decoding: chunk, as: UTF8.self)
-            }
-            port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            port = Int(output.firstLine().trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
 
         /// The connections accepted so far; call after `stop()`.

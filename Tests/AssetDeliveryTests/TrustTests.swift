@@ -23,7 +23,7 @@ import TestSupport
     func signed(_ sequence: UInt64, expires: CatalogTime? = nil, by signer: SigningKey? = nil, note: String = "a") -> ([UInt8], [UInt8]) {
         let entry = Catalog.Entry(id: "Pack-\(note)", version: 1, size: 10, sha256: String(repeating: "0", count: 64),
                                   downloadPolicy: .onDemand, platforms: [], url: "p.zip")
-        let bytes = Catalog(sequence: sequence, published: now, expires: expires, packs: [entry]).encoded()
+        let bytes = Catalog(sequence: sequence, published: now, expires: expires, packs: [entry], channel: Catalog.defaultChannel).encoded()
         return (bytes, CatalogSignature(signing: bytes, with: signer ?? key).encoded)
     }
 
@@ -145,7 +145,7 @@ import TestSupport
         let (v5, s5) = signed(5)
         _ = try verifier().accept(catalog: v5, signature: s5, source: source, now: now)
         let record = try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".json") })
-        try Data("{\"format\":1}".utf8).write(to: URL(fileURLWithPath: state + "/" + record))
+        try Data("{\"format\":2}".utf8).write(to: URL(fileURLWithPath: state + "/" + record))
         #expect(throws: DeliveryError.invalidTrustState(path: state + "/" + record, detail: "a field is missing or malformed")) {
             try verifier().accept(catalog: v5, signature: s5, source: source, now: now)
         }
@@ -159,7 +159,7 @@ import TestSupport
         let second = try #require(FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".json") && $0 != first })
         try FileManager.default.removeItem(atPath: state + "/" + second)
         try FileManager.default.copyItem(atPath: state + "/" + first, toPath: state + "/" + second)
-        #expect(throws: DeliveryError.invalidTrustState(path: state + "/" + second, detail: "it records another key or source")) {
+        #expect(throws: DeliveryError.invalidTrustState(path: state + "/" + second, detail: "it records another key, channel or source")) {
             try verifier().accept(catalog: v5, signature: s5, source: "mirror", now: now)
         }
     }

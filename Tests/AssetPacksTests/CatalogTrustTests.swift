@@ -17,11 +17,11 @@ import TestSupport
         AssetPackCatalogVerifier(publicKey: key.publicKey, container: .init(path: dir.file("container")))
     }
 
-    func catalog(_ sequence: UInt64, expires: Date? = nil, id: String = "Tutorial") -> Data {
+    func catalog(_ sequence: UInt64, expires: Date? = nil, id: String = "Tutorial", channel: String? = "default") -> Data {
         AssetPackCatalog(sequence: sequence, published: now, expires: expires, packs: [
             .init(id: id, version: 2, size: 5, sha256: String(repeating: "c", count: 64), downloadPolicy: .essential([.firstInstallation]),
                   platforms: [.linux], url: "Tutorial-cccccccccccc.zip"),
-        ]).encoded()
+        ], channel: channel).encoded()
     }
 
     func refusal(_ bytes: Data, _ signature: Data?, with verifier: AssetPackCatalogVerifier? = nil) -> AssetPackError? {

@@ -31,6 +31,27 @@ import AssetSystem
         #expect(decode(bytes) == request)
     }
 
+    /// The channel is a fourth field, sent only when it is not `default`:
+    /// a default request is the three-field body a daemon before channels reads.
+    @Test func theChannelIsAFourthFieldOnlyWhenNotDefault() throws {
+        var request = DaemonDownloadRequest(pack: "p", catalogURL: "http://h/c.json", publicKey: nil, caFile: nil,
+                                            wait: true, discretionary: false)
+        let plain = request.encoded
+        #expect(plain.count == 16 + 1 + (2 + 15) + 2 + 2)
+        #expect(decode(plain)?.channel == "default")
+        request.channel = "beta"
+        let withChannel = request.encoded
+        let field: [UInt8] = [4, 0] + Array("beta".utf8)
+        #expect(Array(withChannel[16...]) == Array(plain[16...]) + field)
+        #expect(decode(request.encoded) == request)
+        request.channel = "be ta"
+        #expect {
+            try DescriptorDaemon.Downloads.key(of: decode(request.encoded)!, deadlines: .init())
+        } throws: { error in
+            (error as? AssetPackError)?.code == .invalidOption && (error as? AssetPackError)?.field == "catalog.channel"
+        }
+    }
+
     @Test func bodiesWhoseFieldsDoNotFillThemAreNotRequests() {
         let good = DaemonDownloadRequest(pack: "p", catalogURL: "http://h/c.json", publicKey: nil, caFile: nil,
                                          wait: true, discretionary: false).encoded

@@ -153,7 +153,7 @@ import TestSupport
         try publish("Levels", version: 2)
         let catalog = try AssetPackCatalog.parse(Data(dir.read("site/catalog.json")), source: "catalog.json")
         let trimmed = AssetPackCatalog(sequence: catalog.sequence + 1, published: catalog.published, expires: nil,
-                                       packs: catalog.packs.filter { $0.id == "Levels" })
+                                       packs: catalog.packs.filter { $0.id == "Levels" }, channel: catalog.channel)
         try dir.write("site/catalog.json", [UInt8](trimmed.encoded()))
         #expect(try await manager.assetPack(withID: "Mine").status == [.downloaded, .obsolete])
 

@@ -45,7 +45,7 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .invalidTrustState: 40, .publishRefused: 41,
             .downloadNotFound: 48, .downloadRefused: 49, .downloadSizeMismatch: 50, .downloadChecksumMismatch: 51,
             .downloadRetriesExhausted: 52, .downloadFailed: 53, .catalogUnavailable: 54,
-            .downloadCancelled: 55, .noDownloadInProgress: 56,
+            .downloadCancelled: 55, .noDownloadInProgress: 56, .downloadTimedOut: 57, .invalidCAFile: 58, .downloadTooLarge: 59, .catalogChannelMismatch: 42,
             .invalidPieceMap: 60,
         ]
         #expect(pinned.count == AssetPackError.Code.allCases.count)
@@ -65,7 +65,10 @@ import AssetStore  // only to compare the public finding codes with the engine's
             .pieceMapBadValue: 854, .pieceMapPackMismatch: 855, .pieceMapVersionMismatch: 856, .pieceMapSizeMismatch: 857,
             .pieceMapSHA256Mismatch: 858, .pieceMapNotSorted: 859, .pieceMapOverlapping: 860, .pieceMapOutsideFile: 861,
             .pieceMapGlueSizeMismatch: 862, .pieceMapTooManyMembers: 863, .pieceMapTooLarge: 864, .pieceMapReferenceMismatch: 865,
-            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872,
+            .sourceNotConfigured: 870, .unsignedSource: 871, .otherUsersDownload: 872, .channelNotConfigured: 873,
+            .catalogBadChannel: 712, .otherChannel: 812, .noChannel: 813, .channelChanged: 837,
+            .caFileNotRegular: 875, .caFileTooLarge: 876, .exceedsFreeSpace: 880, .exceedsFileSizeLimit: 881,
+            .belowMinimumSpeed: 885, .totalDeadline: 886,
         ]
         for (reason, value) in deliveryReasons { #expect(reason.rawValue == value, "\(reason)") }
     }

@@ -1,5 +1,6 @@
 import Testing
 @testable import AssetServer
+import AssetSystem
 
 /// Range, the conditional fields, and HTTP dates: pure functions, checked
 /// against RFC 9110's rules.

@@ -71,4 +71,24 @@ import TestSupport
         #expect(text.contains("<a href=\"d/\">d/</a>"))
         #expect(text.hasPrefix("<!DOCTYPE html>"))
     }
+
+    /// A name with ESC, a C1 control or a bidi override shows them spelled
+    /// out, never raw; its link is the exact name, percent-encoded.
+    @Test func listingsNeverHoldControlOrBidiCharactersRaw() throws {
+        let dir = TemporaryDirectory("assetpack-docroot")
+        try dir.write("root/red\u{1b}[31m.txt", "x")
+        try dir.write("root/invoice\u{202e}fdp.exe", "x")
+        try dir.write("root/c1\u{9b}2J'q.txt", "x")
+        let root = try DocumentRoot(path: dir.file("root"))
+        guard case .listing(let html) = root.lookup(try target("/")) else {
+            Issue.record("no listing")
+            return
+        }
+        #expect(!html.contains { $0 < 0x20 && $0 != 0x0a || $0 == 0x7f })
+        let text = String(decoding: html, as: UTF8.self)
+        #expect(!text.unicodeScalars.contains { (0x80 ..< 0xa0).contains($0.value) || $0.value == 0x202e })
+        #expect(text.contains("<a href=\"red%1B%5B31m.txt\">red\\x1b[31m.txt</a>"))
+        #expect(text.contains("<a href=\"invoice%E2%80%AEfdp.exe\">invoice\\u{202e}fdp.exe</a>"))
+        #expect(text.contains(">c1\\u{9b}2J&#39;q.txt</a>"))
+    }
 }

@@ -78,7 +78,8 @@ import TestSupport
             ("AP_EDLREFUSED", .downloadRefused), ("AP_EDLSIZE", .downloadSizeMismatch),
             ("AP_EDLCHECKSUM", .downloadChecksumMismatch), ("AP_EDLRETRIES", .downloadRetriesExhausted),
             ("AP_EDLFAILED", .downloadFailed), ("AP_ECATALOGUNAVAILABLE", .catalogUnavailable),
-            ("AP_EDLCANCELLED", .downloadCancelled), ("AP_ENODOWNLOAD", .noDownloadInProgress), ("AP_EPEER", .peerNotAllowed),
+            ("AP_EDLCANCELLED", .downloadCancelled), ("AP_ENODOWNLOAD", .noDownloadInProgress),
+            ("AP_EDLTIMEDOUT", .downloadTimedOut), ("AP_ECHANNEL", .catalogChannelMismatch), ("AP_ECAFILE", .invalidCAFile), ("AP_EDLTOOLARGE", .downloadTooLarge), ("AP_EPEER", .peerNotAllowed),
             ("AP_EPIECEMAP", .invalidPieceMap),
             ("AP_EREQUEST", .malformedRequest), ("AP_EREQUESTTOOLARGE", .requestTooLarge), ("AP_EPROTOCOL", .unsupportedVersion),
             ("AP_EBUSY", .daemonBusy), ("AP_EDAEMONFAILED", .daemonFailed), ("AP_ENOTPERMITTED", .requestNotPermitted),
@@ -115,6 +116,6 @@ import TestSupport
             }
             """
         let r = try CLibrary.run("version", source: source)
-        #expect(r.out == "1.2.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
+        #expect(r.out == "1.3.0 1 1 1 1\n", "\(r.out) \(r.stderr)")
     }
 }

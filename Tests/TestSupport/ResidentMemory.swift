@@ -19,4 +19,11 @@ public enum ResidentMemory {
         }
         return total
     }
+
+    /// The field `name` of `/proc/self/status` (`VmHWM:`, `VmRSS:`), in KiB; 0 when absent.
+    public static func status(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
 }

@@ -21,6 +21,7 @@ import AssetPacks
 ///                 (statusUpdates until the download ends: how late updates arrive)
 ///     grow-map    --dir D --helper PATH   (see MapGrowth)
 ///     open-map    --dir D
+///     piece-map-peak --file F   (parses a piece map; reports the peak it added)
 ///     hold-lock   --path P   (takes the lock file P, exclusive, as the store
 ///                 does; prints its pid, holds it until killed)
 ///
@@ -89,6 +90,8 @@ do {
         report(try WatchStatus.run(options))
     case "grow-map":
         report(try MapGrowth.grow(options))
+    case "piece-map-peak":
+        report(try PieceMapPeak.run(options))
     case "open-map":
         report(try MapGrowth.open(options))
     case "hold-lock":

@@ -28,6 +28,7 @@ struct Surface: Sendable, CustomStringConvertible {
     }
 
     static let container = ["--container <dir>", "--group <id>", "--lock-timeout <seconds>"]
+    static let deadlines = ["--min-rate <bytes>", "--min-rate-time <seconds>", "--max-time <seconds>"]
     static let catalogCache = ["--catalog-cache-count <n>", "--catalog-cache-size <bytes>", "--catalog-cache-days <days>"]
 
     static let all: [Surface] = [
@@ -54,7 +55,7 @@ struct Surface: Sendable, CustomStringConvertible {
         Surface(name: "keygen", options: ["-o, --out <name>", "--json"],
                 refused: ["keygen"], message: "missing --out <name>"),
         Surface(name: "publish", options: ["--to <dir>", "--sign <key>", "--base-url <url>", "--prune",
-                                           "--expires <duration|time>", "--json"], arguments: ["<pack>"],
+                                           "--expires <duration|time>", "--channel <name>", "--json"], arguments: ["<pack>"],
                 refused: ["publish", "a.zip", "--expires", "soon", "--to", "d"],
                 message: "'--expires' needs a duration (30m, 12h, 7d, 2w) or an RFC 3339 time, not 'soon'"),
         Surface(name: "verify-published", options: ["--key <pubkey>", "--json"], arguments: ["<dir>"],
@@ -64,10 +65,11 @@ struct Surface: Sendable, CustomStringConvertible {
                                          "--fail-rate <p>", "--stall-after <bytes>", "--ignore-range", "--fault-seed <n>",
                                          "--fault-path <glob>"], arguments: ["<dir>"],
                 refused: ["serve", ".", "--fail-rate", "2"], message: "'--fail-rate' needs a number from 0 to 1"),
-        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + catalogCache
-                    + ["--json"] + container,
+        Surface(name: "fetch", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"]
+                    + deadlines + catalogCache + ["--json"] + container,
                 arguments: ["<pack>"], refused: ["fetch"], message: "missing <pack>"),
-        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--max-range-requests <n>"] + catalogCache
+        Surface(name: "sync", options: ["--catalog <url>", "--key <pubkey>", "--ca-file <file>", "--channel <name>", "--max-range-requests <n>"]
+                    + deadlines + catalogCache
                     + ["--event <event>", "--json"] + container
                     + ["--max-rate <bytes>", "--max-concurrent <n>", "--max-load <load>", "--recheck-interval <seconds>", "--ignore-battery", "--background"],
                 refused: ["sync", "--event", "boot"], message: "option '--event' must be one of"),
@@ -83,7 +85,7 @@ struct Surface: Sendable, CustomStringConvertible {
                                           "--first-request-timeout <seconds>", "--request-timeout <seconds>",
                                           "--idle-timeout <seconds>", "--max-connections <n>",
                                           "--max-connections-per-user <n>", "--memory-cache <bytes>",
-                                          "--memory-budget <bytes>", "--max-downloads <n>"] + catalogCache + container,
+                                          "--memory-budget <bytes>", "--max-downloads <n>"] + deadlines + catalogCache + container,
                 refused: ["daemon", "--max-connections", "0"], message: "'--max-connections' needs a whole number of at least 1"),
         Surface(name: "sources", options: ["--key <pubkey>", "--channel <name>", "--ca-file <file>", "--json"] + container,
                 arguments: ["<action>", "<url>"],

@@ -13,7 +13,8 @@ import TestSupport
 
     /// A download request (kind 2) sent by a process of its own, and its
     /// reply as one line of JSON: `{"status":0,"result":0,"version":"2"}`,
-    /// or `{"status":70,"fields":[pack, url, reason, message]}`.
+    /// or `{"status":70,"fields":[pack, url, reason, message]}`. A sixth
+    /// argument is the channel, sent as the fourth field.
     static let requester = #"""
     import json, socket, struct, sys
     path, pack, url, key, ca = sys.argv[1:6]
@@ -21,6 +22,8 @@ import TestSupport
         b = text.encode()
         return struct.pack('<H', len(b)) + b
     body = pack.encode() + field(url) + field(key) + field(ca)
+    if len(sys.argv) > 6:
+        body += field(sys.argv[6])
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(120)
     s.connect(path)
@@ -53,14 +56,15 @@ import TestSupport
         var version: String?
         var fields: [String]?
 
-        /// The reason field of a refusal.
-        var reason: String? { fields.flatMap { $0.count == 4 ? $0[2] : nil } }
+        /// The reason field of a refusal: the third of 70's three fields, or
+        /// of the four a download's other failures carry.
+        var reason: String? { fields.flatMap { $0.count == 4 || $0.count == 5 ? $0[2] : nil } }
         var message: String { fields?.last ?? "" }
     }
 
-    /// The owner's site (signed, pack `Big` "signed one"), another one
-    /// (unsigned, `Big` version 9 "not yours"), a container holding the
-    /// owner's pack, and a daemon admitting uid 4242.
+    /// The owner's site (signed, pack `Big` "signed one", of `channel`),
+    /// another one (unsigned, `Big` version 9 "not yours"), a container
+    /// holding the owner's pack, and a daemon admitting uid 4242.
     final class Fixture {
         let owner: Site
         let other: Site
@@ -72,18 +76,21 @@ import TestSupport
         var publicKey: String { try! String(contentsOfFile: owner.pub, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
         var daemon: Daemon!
 
-        init() throws {
+        init(channel: String? = nil) throws {
             owner = try Site()
+            let channelArguments = channel.map { ["--channel", $0] } ?? []
             other = try Site(keys: false)
             // uid 4242 must reach the socket through the directories above it.
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: owner.dir.path)
-            guard try owner.publish([try owner.pack("Big", "signed one", policy: DownloadCommandTests.onDemand), "--sign", owner.key]).status == 0,
+            guard try owner.publish([try owner.pack("Big", "signed one", policy: DownloadCommandTests.onDemand), "--sign", owner.key]
+                                    + channelArguments).status == 0,
                   try other.publish([try other.pack("Big", "not yours", version: 9, policy: DownloadCommandTests.onDemand)]).status == 0 else {
                 throw TestFailure("publish failed")
             }
             ownerHost = try NginxHost(root: owner.out)
             otherHost = try NginxHost(root: other.out)
-            let fetched = try CLI.assetpack(["fetch", "Big", "--catalog", ownerCatalog, "--key", owner.pub], container: container)
+            let fetched = try CLI.assetpack(["fetch", "Big", "--catalog", ownerCatalog, "--key", owner.pub] + channelArguments,
+                                            container: container)
             guard fetched.status == 0 else { throw TestFailure("fetch: \(fetched.stderr)") }
             daemon = try Daemon(container, ["--allow-uid", String(OtherUser.uid)])
         }
@@ -93,10 +100,11 @@ import TestSupport
             otherHost.stop()
         }
 
-        /// What uid 4242 gets asking the daemon for `Big` from `url`.
-        func request(_ url: String, key: String? = nil, caFile: String? = nil) throws -> Reply {
+        /// What uid 4242 gets asking the daemon for `Big` from `url` (of
+        /// `channel`: none sends three fields, which asks for `default`).
+        func request(_ url: String, key: String? = nil, caFile: String? = nil, channel: String? = nil) throws -> Reply {
             let r = try OtherUser.run(["/usr/bin/python3", "-c", DaemonPermissionTests.requester, daemon.container.daemonSocketPath,
-                                       "Big", url, key ?? "", caFile ?? ""])
+                                       "Big", url, key ?? "", caFile ?? ""] + (channel.map { [$0] } ?? []))
             guard r.status == 0 else { throw TestFailure("requester: \(r.stderr)") }
             return try JSONDecoder().decode(Reply.self, from: Data(r.out.utf8))
         }
@@ -157,6 +165,53 @@ import TestSupport
         f.daemon.stop()
     }
 
+    /// A configured source admits its channel only: the owner's site is
+    /// channel `stable` and configured so; uid 4242 asking the daemon for
+    /// `beta` (or for `default`, no fourth field) at the same URL and key is
+    /// refused with 70 `channelNotConfigured` (873) before anything is
+    /// fetched, and `stable` is downloaded. A source the file lists without a
+    /// channel is of `default`: `stable` is then refused, `default` admitted
+    /// — and the daemon's fetch refuses the stable catalog it finds there
+    /// (42 `catalogChannelMismatch`, 812), so neither check lets the other's
+    /// channel through.
+    @Test(.enabled(if: OtherUser.isAvailable), .timeLimit(.minutes(4)))
+    func aConfiguredSourceAdmitsItsOwnChannelOnly() throws {
+        let f = try Fixture(channel: "stable")
+        let added = try CLI.assetpack(["sources", "add", f.ownerCatalog, "--key", f.owner.pub, "--channel", "stable"], container: f.container)
+        #expect(added.status == 0 && added.stderr.contains("added (key ") && added.stderr.contains("channel stable"), "\(added.stderr)")
+        #expect(try f.owner.publish([try f.owner.pack("Big", "signed two", version: 2, policy: DownloadCommandTests.onDemand),
+                                     "--sign", f.owner.key]).status == 0)
+        let fetchedBefore = f.ownerHost.accessLog(count: 0) { _ in true }.count
+
+        for (asked, shown) in [("beta", "beta"), (nil, "default")] as [(String?, String)] {
+            let refused = try f.request(f.ownerCatalog, key: f.publicKey, channel: asked)
+            #expect(refused.status == 70 && refused.reason == "873", "\(asked ?? "no channel"): \(refused)")
+            #expect(refused.fields?.prefix(2) == ["Big", f.ownerCatalog])
+            #expect(refused.message == "uid \(f.peer) may not have the daemon download 'Big' from \(f.ownerCatalog): the container's owner "
+                    + "configured it for channel 'stable', not '\(shown)' ('assetpack sources add --channel')", "\(refused.message)")
+        }
+        #expect(f.ownerHost.accessLog(count: 0) { _ in true }.count == fetchedBefore, "the daemon fetched for a refused channel")
+        #expect(try f.installed() == "signed one")
+        #expect(f.daemon.child.stderr.contains("refused a download of 'Big' from \(f.ownerCatalog) for uid \(f.peer)"), "\(f.daemon.child.stderr)")
+
+        let stable = try f.request(f.ownerCatalog, key: f.publicKey, channel: "stable")
+        #expect(stable == Reply(status: 0, result: 0, version: "2", fields: nil), "\(stable) \(f.daemon.child.stderr)")
+        #expect(try f.installed() == "signed two")
+
+        // The owner's file of before channels, its source without one: `default`.
+        let file = f.container + "/trust/sources.json"
+        let line = #"{"format":1,"sources":[{"key":"\#(f.publicKey)","url":"\#(f.ownerCatalog)"}]}"# + "\n"
+        try Data(line.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try CLI.assetpack(["sources", "ls"], container: f.container).out == "\(f.ownerCatalog)  \(f.publicKey)  channel=default\n")
+        let stableNow = try f.request(f.ownerCatalog, key: f.publicKey, channel: "stable")
+        #expect(stableNow.status == 70 && stableNow.reason == "873" && stableNow.message.contains("channel 'default', not 'stable'"), "\(stableNow)")
+        let asDefault = try f.request(f.ownerCatalog, key: f.publicKey)
+        #expect(asDefault.status == 42 && asDefault.reason == "812", "\(asDefault)")
+        #expect(asDefault.message.contains("the catalog is of channel 'stable', not the 'default' asked for"), "\(asDefault.message)")
+        #expect(try f.installed() == "signed two")
+        f.daemon.stop()
+    }
+
     /// The daemon trusts `trust/sources.json` only as its owner's own file:
     /// another user's, or one its group or others may write, is ignored
     /// (the peer is refused, the daemon says why).
@@ -213,6 +268,25 @@ import TestSupport
         #expect(json["url"] as? String == url && json["key"] as? String == key && json["channel"] as? String == "stable")
         let attributes = try FileManager.default.attributesOfItem(atPath: s.container + "/trust/sources.json")
         #expect(attributes[.posixPermissions] as? Int == 0o644)
+
+        // Without --channel: the default channel, said and listed.
+        let other = "https://cdn.example/other/catalog.json"
+        let plain = try CLI.assetpack(["sources", "add", other, "--key", s.file("k.pub")], container: s.container)
+        #expect(plain.status == 0 && plain.stderr.hasPrefix("\(other): added (key ") && plain.stderr.hasSuffix(", channel default)\n"),
+                "\(plain.stderr)")
+        #expect(try CLI.assetpack(["sources", "ls"], container: s.container).out.hasSuffix("\(other)  \(key)  channel=default\n"))
+        #expect(try CLI.assetpack(["sources", "rm", other], container: s.container).status == 0)
+        // A channel that is not a channel name: refused, the file unchanged; one in the file: the file refused.
+        let badChannel = try CLI.assetpack(["sources", "add", url, "--key", s.file("k.pub"), "--channel", "../beta"], container: s.container)
+        #expect(badChannel.status == 1 && badChannel.stderr.contains("catalog channel '../beta' cannot be used"), "\(badChannel.stderr)")
+        #expect(try CLI.assetpack(["sources", "ls"], container: s.container).out == listed.out)
+        let file = s.container + "/trust/sources.json"
+        let saved = try Data(contentsOf: URL(fileURLWithPath: file))
+        let planted = #"{"format":1,"sources":[{"channel":"a/b","key":"\#(key)","url":"\#(url)"}]}"# + "\n"
+        try Data(planted.utf8).write(to: URL(fileURLWithPath: file))
+        let damaged = try CLI.assetpack(["sources", "ls"], container: s.container)
+        #expect(damaged.status == 1 && damaged.stderr.contains("\(file): damaged trust state: sources[0]: channel 'a/b'"), "\(damaged.stderr)")
+        try saved.write(to: URL(fileURLWithPath: file))
 
         let ftp = try CLI.assetpack(["sources", "add", "ftp://cdn.example/catalog.json", "--key", s.file("k.pub")], container: s.container)
         #expect(ftp.status == 1 && ftp.stderr.contains("must be http:// or https://"), "\(ftp.stderr)")

@@ -20,18 +20,21 @@ import TestSupport
 
         /// Packages pack `id` holding `content` (and a manifest `version`)
         /// as `<file>.zip`; returns its path. `policy` is the manifest's
-        /// `downloadPolicy` object, `platforms` its platforms.
+        /// `downloadPolicy` object, `platforms` its platforms (`nil`: no
+        /// `platforms` field).
         @discardableResult
         func pack(_ id: String, _ content: String, version: Int? = nil, file: String? = nil,
                   policy: String = #"{ "prefetch": { "installationEventTypes": ["firstInstallation"] } }"#,
-                  platforms: [String] = ["linux"]) throws -> String {
+                  platforms: [String]? = ["linux"]) throws -> String {
             let name = file ?? id
             try dir.write("src/\(name)/files/data.txt", Array(content.utf8))
             let versionField = version.map { ", \"version\": \($0)" } ?? ""
-            let platformList = platforms.map { "\"\($0)\"" }.joined(separator: ", ")
+            let platformsField = platforms.map { list in
+                ", \"platforms\": [" + list.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            } ?? ""
             try dir.write("src/\(name)/manifest.json", Array("""
                 { "assetPackID": "\(id)", "downloadPolicy": \(policy),
-                  "fileSelectors": [ { "directory": "files" } ], "platforms": [\(platformList)]\(versionField) }
+                  "fileSelectors": [ { "directory": "files" } ]\(platformsField)\(versionField) }
                 """.utf8))
             let path = dir.file("\(name).zip")
             let r = try CLI.assetpack(["package", dir.file("src/\(name)/manifest.json"), "-o", path])

@@ -113,6 +113,25 @@ import Glibc
         #expect(r.out == "1 200\n0 200\n", "\(r.out) \(r.stderr)")
     }
 
+    /// A file whose name holds ESC (an OSC that retitles a terminal) and a
+    /// bidi override is listed spelled out (`\x1b`, `\u{202e}`), never
+    /// raw, and linked by its exact name, which serves it.
+    @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
+    func aListingShowsControlAndBidiCharactersEscaped() throws {
+        let site = try Site(bigSize: 16)
+        try site.dir.write("site/docs/title\u{1b}]0;pwned\u{07}.txt", "t")
+        try site.dir.write("site/docs/invoice\u{202e}fdp.exe", "e")
+        let server = try ServeProcess(site.root)
+        defer { server.stop() }
+        let listing = try server.curl([], "/docs/")
+        #expect(listing.status == 0)
+        #expect(!listing.stdoutBytes.contains { $0 < 0x20 && $0 != 0x0a || $0 == 0x7f })
+        #expect(!listing.out.unicodeScalars.contains { $0.value == 0x202e })
+        #expect(listing.out.contains("<a href=\"title%1B%5D0%3Bpwned%07.txt\">title\\x1b]0;pwned\\x07.txt</a>"), "\(listing.out)")
+        #expect(listing.out.contains("<a href=\"invoice%E2%80%AEfdp.exe\">invoice\\u{202e}fdp.exe</a>"))
+        #expect(try server.curl([], "/docs/invoice%E2%80%AEfdp.exe").out == "e")
+    }
+
     @Test(.enabled(if: curlAvailable), .timeLimit(.minutes(3)))
     func directoriesMissingFilesAndOtherMethods() throws {
         let site = try Site()

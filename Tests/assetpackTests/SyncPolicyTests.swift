@@ -165,6 +165,43 @@ import TestSupport
         #expect(try cat(s, "Base").out == "base")
     }
 
+    /// A manifest without platforms is published as `"platforms":[]`, which
+    /// means every platform: sync installs it. Every pack sync does not
+    /// download is said, with its reason, on stderr and as a JSON line.
+    @Test(.timeLimit(.minutes(3)))
+    func packsWithoutPlatformsInstallAndEverySkippedPackIsSaid() throws {
+        let s = try Site(keys: false)
+        #expect(try s.publish([
+            try s.pack("Any", "any", policy: Self.essential, platforms: nil),
+            try s.pack("Empty", "empty", platforms: []),
+            try s.pack("Phone", "phone", policy: Self.essential, platforms: ["iOS"]),
+            try s.pack("Later", "later", policy: #"{ "prefetch": { "installationEventTypes": ["subsequentUpdate"] } }"#),
+            try s.pack("Extra", "extra", policy: #"{ "onDemand": {} }"#),
+        ]).status == 0)
+        let listed = Dictionary(uniqueKeysWithValues: try s.entries().map { ($0["assetPackID"] as? String ?? "", $0["platforms"] as? [String]) })
+        #expect(listed["Any"] == [] && listed["Empty"] == [] && listed["Phone"] == ["iOS"])
+        let nginx = try NginxHost(root: s.out)
+        defer { nginx.stop() }
+        let sync = ["sync", "--event", "first-installation", "--catalog", nginx.baseURL + "/catalog.json"]
+        let r = try CLI.assetpack(sync, container: s.dir.container)
+        #expect(r.status == 0, "\(r.stderr)")
+        for line in ["Any: version 1 installed", "Empty: version 1 installed", "Phone: skipped: its platforms (iOS) exclude linux",
+                     "Later: skipped: its prefetch policy is for subsequentUpdate, not firstInstallation",
+                     "Extra: skipped: on demand (assetpack fetch downloads it)"] {
+            #expect(r.stderr.contains(line + "\n"), "\(line) in \(r.stderr)")
+        }
+        #expect(try cat(s, "Any").out == "any" && cat(s, "Empty").out == "empty")
+        #expect(try cat(s, "Phone").status != 0)
+        let json = try CLI.assetpack(sync + ["--json"], container: s.dir.container)
+        #expect(json.status == 0, "\(json.stderr)")
+        let lines = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
+        let results = Dictionary(uniqueKeysWithValues: lines.map { ($0["id"] ?? "", ($0["result"] ?? "", $0["message"])) })
+        #expect(results.count == 5, "\(json.out)")
+        #expect(results["Any"]?.0 == "upToDate" && results["Empty"]?.0 == "upToDate")
+        #expect(results["Phone"]?.0 == "skipped" && results["Phone"]?.1 == "its platforms (iOS) exclude linux")
+        #expect(results["Later"]?.0 == "skipped" && results["Extra"]?.1 == "on demand (assetpack fetch downloads it)")
+    }
+
     @Test(arguments: [
         (["--max-rate", "0"], "'--max-rate' must be more than 0"),
         (["--max-rate", "fast"], "'--max-rate' needs a number of bytes (with K, M, G or T), not 'fast'"),

@@ -1,4 +1,5 @@
 import AssetServer
+import AssetSystem
 
 /// The `http-request` target: `assetpack serve`'s reading of one
 /// connection's bytes, request after request (pipelining), and of each

@@ -24,6 +24,9 @@ struct Parser {
     private var objects: [ObjectBuilder] = []
     /// A string's bytes once it has an escape (reused between strings).
     var scratch: [UInt8] = []
+    /// The top-level member whose array's elements go to the handler
+    /// instead of into the array (``JSONValue/parse(_:options:elementsOf:_:)``).
+    var streamed: (key: String, handle: (JSONValue) -> Bool)?
 
     private struct ObjectBuilder {
         var members: [JSONObject.Element] = []
@@ -94,6 +97,9 @@ struct Parser {
                 if isObject {
                     let key = objects[objects.count - 1].key
                     objects[objects.count - 1].members.append((key, value))
+                } else if let streamed, open.count == 2, open[0], objects[0].key == streamed.key {
+                    // An element of the streamed array: handed over, not kept.
+                    guard streamed.handle(value) else { throw failure(.stopped, at: i, "the element handler stopped the parse") }
                 } else {
                     arrays[arrays.count - 1].append(value)
                 }

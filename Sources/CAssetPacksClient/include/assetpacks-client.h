@@ -162,7 +162,8 @@ APC_API const char *apc_version(int *major, int *minor, int *patch);
  *  make, or names what the owner did not configure (a download from a catalog source
  *  the owner did not add; docs/daemon-protocol.md, "Who may ask for what").
  *  Fields: the pack (empty when none), the path (a catalog's URL; empty when none),
- *  the reason (apc_error_reason(): 870 a source not configured, 871 an unsigned catalog). */
+ *  the reason (apc_error_reason(): 870 a source not configured, 871 an unsigned catalog,
+ *  873 a configured source's URL and key asked for another channel than the configured one). */
 #define APC_ENOTPERMITTED (-70)
 /** Client only: a NULL handle, path or output, a timeout below -1, unknown flags, or a
  *  request on a handle that was never connected. Nothing was sent. */

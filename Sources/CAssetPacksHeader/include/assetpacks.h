@@ -85,18 +85,18 @@ extern "C" {
 
 /** The version of this header. `ap_version()` tells that of the library. */
 #define AP_VERSION_MAJOR 1
-#define AP_VERSION_MINOR 2
+#define AP_VERSION_MINOR 3
 #define AP_VERSION_PATCH 0
 /** The version as one number, for `#if AP_VERSION >= AP_VERSION_NUMBER(1, 1, 0)`. */
 #define AP_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define AP_VERSION AP_VERSION_NUMBER(AP_VERSION_MAJOR, AP_VERSION_MINOR, AP_VERSION_PATCH)
-#define AP_VERSION_STRING "1.2.0"
+#define AP_VERSION_STRING "1.3.0"
 
 /**
  * The library's version.
  *
  * @param[out] major, minor, patch  where to store the parts; each may be NULL.
- * @return  the version as text ("1.2.0"), a static string.
+ * @return  the version as text ("1.3.0"), a static string.
  * Thread-safe; never fails.
  */
 const char *ap_version(int *major, int *minor, int *patch);
@@ -172,6 +172,8 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_ETRUSTSTATE (-40)
 /** A publish was refused. */
 #define AP_EPUBLISH (-41)
+/** The catalog is of another channel than the one asked for, or names none. Since 1.3.0. */
+#define AP_ECHANNEL (-42)
 /** A pack download was answered 404 or 410. */
 #define AP_EDLNOTFOUND (-48)
 /** A pack download was refused (403, another 4xx). */
@@ -190,6 +192,12 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EDLCANCELLED (-55)
 /** No download is running for the pack named. */
 #define AP_ENODOWNLOAD (-56)
+/** A pack download or catalog fetch ran out of time (minimum speed or total deadline). Since 1.3.0. */
+#define AP_EDLTIMEDOUT (-57)
+/** The CA file cannot be used (not a regular file, too large, unreadable). Since 1.3.0. */
+#define AP_ECAFILE (-58)
+/** A pack's file cannot fit: more than the free space, or than the process may write. Since 1.3.0. */
+#define AP_EDLTOOLARGE (-59)
 /** A pack's piece map is unusable (updates then download the whole pack). */
 #define AP_EPIECEMAP (-60)
 /** The daemon refused this process. */
@@ -206,7 +214,7 @@ const char *ap_version(int *major, int *minor, int *patch);
 #define AP_EDAEMONFAILED (-69)
 /** This process may not make the request: a download from a catalog source
  *  the container's owner did not configure, asked of the daemon by another
- *  user; a pause, resume or cancel of a download another user runs. */
+ *  user; a pause, resume or cancel of a download another user runs. Since 1.2.0. */
 #define AP_ENOTPERMITTED (-70)
 
 /* The C layer's own. */

@@ -13,12 +13,28 @@ enum CatalogOptions {
     static let caFile = Option.value(
         "ca-file", placeholder: "file",
         help: "Also trust the certificate authorities in this PEM file.", completion: .file)
+    static let channel = Option.value(
+        "channel", placeholder: "name",
+        help: "The channel the catalog must name (publish --channel); another channel's catalog is refused (default: default).")
 
     static let maxRangeRequests = Option.value(
         "max-range-requests", placeholder: "n",
         help: "Range requests a delta update keeps in flight at once (1-64, default 4).")
 
-    static let options = [catalog, key, caFile, maxRangeRequests] + CatalogCacheOptions.options
+    static let minRate = Option.value(
+        "min-rate", placeholder: "bytes",
+        help: "End a download that receives less than this many bytes a second for --min-rate-time seconds, with K, M or G (0: no minimum; default 1K).")
+    static let minRateTime = Option.value(
+        "min-rate-time", placeholder: "seconds",
+        help: "Seconds a download may stay below --min-rate (1 to 86400; default 60).")
+    static let maxTime = Option.value(
+        "max-time", placeholder: "seconds",
+        help: "End a pack's download, retries included, after this many seconds (0: no limit; default 21600, 6 hours).")
+
+    /// The deadlines of downloads: `fetch`, `sync`, `daemon`.
+    static let deadlineOptions = [minRate, minRateTime, maxTime]
+
+    static let options = [catalog, key, caFile, channel, maxRangeRequests] + deadlineOptions + CatalogCacheOptions.options
 
     /// The manager of the named container, downloading from `--catalog`,
     /// opened with `options` otherwise.
@@ -28,6 +44,7 @@ enum CatalogOptions {
             throw .usage("--catalog must be an http:// or https:// URL: '\(url)'")
         }
         let rangeRequests = try arguments.wholeNumber(maxRangeRequests, in: 1...64)
+        let deadlines = try deadlines(arguments)
         let lockTimeout = try StoreOptions.lockTimeout(arguments)
         var options = options
         try CatalogCacheOptions.apply(arguments, to: &options)
@@ -35,12 +52,24 @@ enum CatalogOptions {
             let publicKey = try arguments.value(key).map { (path) throws(AssetPackError) in try AssetPackPublicKey.load(path: path) }
             var source = AssetPackManager.CatalogSource(url: url, publicKey: publicKey, caFile: arguments.value(caFile))
             if let rangeRequests { source.maximumRangeRequests = rangeRequests }
+            source.deadlines = deadlines
+            if let name = arguments.value(channel) { source.channel = name }
             options.catalog = source
             options.lockTimeout = lockTimeout
             return try AssetPackManager(container: StoreOptions.container(arguments), options: options)
         } catch {
             throw .from(error)
         }
+    }
+
+    /// The deadlines `--min-rate`, `--min-rate-time` and `--max-time` give,
+    /// over the defaults.
+    static func deadlines(_ arguments: Arguments) throws(CLIError) -> AssetPackManager.Deadlines {
+        var d = AssetPackManager.Deadlines()
+        if let rate = try arguments.byteCount(minRate, maximum: UInt64(Int.max)) { d.minimumBytesPerSecond = Int(rate) }
+        if let seconds = try arguments.wholeNumber(minRateTime, in: 1...86_400) { d.minimumSpeedInterval = seconds }
+        if let seconds = try arguments.number(maxTime) { d.maximumDownloadTime = seconds == 0 ? nil : seconds }
+        return d
     }
 
     /// Runs `body` to completion from synchronous code.

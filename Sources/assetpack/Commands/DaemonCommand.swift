@@ -66,7 +66,7 @@ enum DaemonCommand: Command {
 
     static let options = [socketGroup, allowUID, allowGID, firstRequestTimeout, requestTimeout, idleTimeout, maxConnections,
                           maxConnectionsPerUser, memoryCache, memoryBudget, maxDownloads]
-        + CatalogCacheOptions.options + CommonOptions.containerOptions
+        + CatalogOptions.deadlineOptions + CatalogCacheOptions.options + CommonOptions.containerOptions
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         var configuration = DescriptorDaemon.Configuration()
@@ -97,6 +97,7 @@ enum DaemonCommand: Command {
             guard n >= 1, n == n.rounded(), n <= 1024 else { throw .usage("'--max-downloads' needs a whole number from 1 to 1024") }
             configuration.maximumDownloads = Int(n)
         }
+        configuration.downloadDeadlines = try CatalogOptions.deadlines(arguments)
         // The daemon counts memory in Int64.
         let most = UInt64(Int64.max)
         if let n = try arguments.byteCount(memoryCache, maximum: most) { configuration.memoryCacheBytes = Int64(n) }

@@ -33,7 +33,7 @@ enum InspectCommand: Command {
             Output.line("asset pack \(file.id)")
             Output.line("  download policy: \(policy.name)" +
                         (policy.installationEventTypes.isEmpty ? "" : " (\(policy.installationEventTypes.map(\.rawValue).joined(separator: ", ")))"))
-            Output.line("  platforms: \(file.platforms.isEmpty ? "(none)" : file.platforms.map(\.rawValue).joined(separator: ", "))")
+            Output.line("  platforms: \(file.platforms.isEmpty ? "all (none listed)" : file.platforms.map(\.rawValue).joined(separator: ", "))")
             if let version = file.version { Output.line("  version: \(version)") }
         } else {
             Output.line("ZIP archive without a recorded manifest (installs as on-demand pack '\(file.id)')")

@@ -12,7 +12,10 @@ enum PublishCommand: Command {
         'version' of its manifest, else the catalog's when its bytes are the same, else one more. A version \
         going backwards, two packs with one ID, a catalog signed by another key, or a signed catalog without \
         --sign are refused. Older pack files stay until --prune. Publishers of one directory take turns \
-        (a lock on <dir>/.publish.lock). Prints a line per pack, published or unchanged, and a line per file it removed, pruned (a pruned pack, its piece map and its glue one each).
+        (a lock on <dir>/.publish.lock). The catalog names its channel (--channel; default: the \
+        directory's catalog's, else 'default'), which clients check against the one they ask for; a \
+        channel other than the directory's catalog's is refused. Prints a line per pack, published or \
+        unchanged, and a line per file it removed, pruned (a pruned pack, its piece map and its glue one each).
         """
 
     static let packs = Positional("pack", help: "A pack file to publish.", completion: .file, variadic: true)
@@ -28,12 +31,18 @@ enum PublishCommand: Command {
         time (2027-01-01T00:00:00Z). Default: never.
         """)
 
+    static let channel = Option.value("channel", placeholder: "name", help: """
+        The catalog's channel, which clients ask for with --channel (letters, digits, '.', '_', '-'). \
+        Default: the directory's catalog's, else 'default'. Publish each channel to a directory of its own.
+        """)
+
     static let positionals = [packs]
-    static let options = [to, sign, baseURL, prune, expires, CommonOptions.json]
+    static let options = [to, sign, baseURL, prune, expires, channel, CommonOptions.json]
 
     static func run(_ arguments: Arguments) throws(CLIError) -> Int32 {
         let now = Date()
-        var options = AssetPackPublisher.Options(baseURL: arguments.value(baseURL), prune: arguments.flag(prune))
+        var options = AssetPackPublisher.Options(baseURL: arguments.value(baseURL), prune: arguments.flag(prune),
+                                                 channel: arguments.value(channel))
         options.expires = try arguments.value(expires).map { (text) throws(CLIError) in try expiry(text, now: now) }
         let report: AssetPackPublisher.Report
         do {
@@ -56,7 +65,8 @@ enum PublishCommand: Command {
             }
         }
         let signed = options.signingKey.map { ", signed by \($0.publicKey.keyID)" } ?? ", unsigned"
-        Output.error("catalog sequence \(report.catalog.sequence): \(TextLayout.count(report.catalog.packs.count, "pack"))\(signed)")
+        Output.error("catalog sequence \(report.catalog.sequence), channel \(report.catalog.channel ?? AssetPackCatalog.defaultChannel): "
+                     + "\(TextLayout.count(report.catalog.packs.count, "pack"))\(signed)")
         return ExitCode.success
     }
 
@@ -84,11 +94,13 @@ enum PublishCommand: Command {
             let file: String
         }
         let sequence: UInt64
+        let channel: String?
         let signedBy: String?
         let changes: [Change]
 
         init(_ report: AssetPackPublisher.Report, signedBy: String?) {
             sequence = report.catalog.sequence
+            channel = report.catalog.channel
             self.signedBy = signedBy
             changes = report.changes.map { Change(change: $0.kind.rawValue, pack: $0.pack, version: $0.version, file: $0.file) }
         }

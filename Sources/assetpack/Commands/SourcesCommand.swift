@@ -11,15 +11,16 @@ enum SourcesCommand: Command {
     static let summary = "List, add or remove the catalog sources the daemon downloads from for other users."
     static let discussion = """
         The daemon serves descriptors to every user it admits (--allow-uid, --allow-gid), but downloads \
-        only for its own user, or for another user only from a source listed here: a catalog URL and the \
-        key its catalog must be signed by (an unsigned catalog is never a source for another user), with \
-        the channel the catalog must name and the CA file the daemon then trusts, when given. A request \
-        naming anything else is refused with requestNotPermitted (70), and the other user's program \
-        downloads as itself instead. The list is <container>/trust/sources.json; the daemon reads it at \
-        each such request, so a change applies at once and lasts across restarts. It trusts the file only \
-        when it belongs to the daemon's user, is a regular file and no one else may write it: run this \
-        command as that user. 'add' replaces a source with the same URL and key; 'rm' removes every source \
-        with the URL (with --key, only that key's).
+        only for its own user, or for another user only from a source listed here: a catalog URL, the \
+        key its catalog must be signed by (an unsigned catalog is never a source for another user) and \
+        the channel it must name (--channel; default: default, the channel a client asks for unless told \
+        otherwise), with the CA file the daemon then trusts, when given. A request naming anything else \
+        (another URL, key or channel) is refused with requestNotPermitted (70), and the other user's \
+        program downloads as itself instead. The list is <container>/trust/sources.json; the daemon reads \
+        it at each such request, so a change applies at once and lasts across restarts. It trusts the file \
+        only when it belongs to the daemon's user, is a regular file and no one else may write it: run \
+        this command as that user. 'add' replaces a source with the same URL and key (a URL serves one \
+        channel's catalog); 'rm' removes every source with the URL (with --key, only that key's).
         """
 
     static let action = Positional("action", help: "ls, add or rm.", completion: .choices(["ls", "add", "rm"]))
@@ -29,7 +30,8 @@ enum SourcesCommand: Command {
         help: "The public key file (from keygen) the catalog must be signed by: required by add; for rm, only that key's source.",
         completion: .file)
     static let channel = Option.value(
-        "channel", placeholder: "name", help: "add: the channel the catalog must name (default: any).")
+        "channel", placeholder: "name",
+        help: "add: the channel the catalog must name, and other users' requests ask for (default: default).")
     static let caFile = Option.value(
         "ca-file", placeholder: "file", help: "add: a PEM file of certificate authorities the daemon trusts for this source.",
         completion: .file)
@@ -54,8 +56,10 @@ enum SourcesCommand: Command {
             do {
                 let publicKey = try AssetPackPublicKey.load(path: path)
                 let ca = arguments.value(caFile).map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
-                try manager.addConfiguredSource(.init(url: target, publicKey: publicKey, channel: arguments.value(channel), caFile: ca))
-                Output.error("\(target): added (key \(publicKey.keyID))")
+                var source = AssetPackManager.ConfiguredSource(url: target, publicKey: publicKey, caFile: ca)
+                if let name = arguments.value(channel) { source.channel = name }
+                try manager.addConfiguredSource(source)
+                Output.error("\(target): added (key \(publicKey.keyID), channel \(AssetMember.printable(source.channel)))")
             } catch {
                 throw .from(error)
             }
@@ -86,8 +90,7 @@ enum SourcesCommand: Command {
             if arguments.flag(CommonOptions.json) {
                 try Output.jsonLine(SourceJSON(url: s.url, key: s.publicKey.description, keyID: s.publicKey.keyID, channel: s.channel, caFile: s.caFile))
             } else {
-                var parts = [AssetMember.printable(s.url), s.publicKey.description]
-                if let channel = s.channel { parts.append("channel=" + AssetMember.printable(channel)) }
+                var parts = [AssetMember.printable(s.url), s.publicKey.description, "channel=" + AssetMember.printable(s.channel)]
                 if let ca = s.caFile { parts.append("ca-file=" + AssetMember.printable(ca)) }
                 Output.line(parts.joined(separator: "  "))
             }
@@ -101,6 +104,6 @@ struct SourceJSON: Encodable {
     let url: String
     let key: String
     let keyID: String
-    let channel: String?
+    let channel: String
     let caFile: String?
 }

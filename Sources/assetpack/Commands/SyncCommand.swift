@@ -7,8 +7,10 @@ enum SyncCommand: Command {
     static let summary = "Install a catalog's essential and prefetch packs for an installation event."
     static let discussion = """
         Fetches the catalog and downloads, one after the other, every essential and then every prefetch \
-        pack whose policy names the event and that is missing or out of date, as fetch does. On-demand \
-        packs are not fetched (use fetch). Packs whose platforms exclude linux are skipped, and say so. \
+        pack whose policy names the event and that is missing or out of date, as fetch does. Every other \
+        pack of the catalog is skipped with a line that says why: on demand (use fetch), a policy for \
+        another event, a platforms list without linux (an empty list means every platform), declined, \
+        no longer listed. \
         Prefetch packs are discretionary downloads: each waits while the machine is on battery or busy \
         (its 1-minute load average above --max-load), re-checking every --recheck-interval seconds, and \
         for one of the container's --max-concurrent download slots (shared by all its processes), and \
@@ -69,7 +71,7 @@ enum SyncCommand: Command {
         var failed: [String] = []
         for pack in ordered {
             let line: DownloadJSON
-            if background, case .prefetch(let events) = pack.downloadPolicy, events.contains(type), pack.platforms.contains(.linux),
+            if background, case .prefetch(let events) = pack.downloadPolicy, events.contains(type), pack.supports(.linux),
                !pack.status.contains(.upToDate), !pack.status.contains(.obsolete) {
                 do {
                     try manager.beginBackgroundDownload(of: pack, discretionary: true)
@@ -92,8 +94,7 @@ enum SyncCommand: Command {
                 }
                 switch outcome {
                 case .notForEvent:
-                    bar?.finish()
-                    continue
+                    line = DownloadJSON(id: pack.id, result: "skipped", version: pack.version, message: notForEvent(pack, type))
                 case .unsupportedPlatform:
                     line = DownloadJSON(id: pack.id, result: "skipped", version: pack.version,
                                         message: "its platforms (\(pack.platforms.map(\.rawValue).joined(separator: ", "))) exclude linux")
@@ -135,6 +136,14 @@ enum SyncCommand: Command {
         }
         if arguments.flag(ignoreBattery) { d.defersOnBattery = false }
         return d
+    }
+
+    /// Why `pack`'s policy does not download it at event `type`.
+    private static func notForEvent(_ pack: AssetPack, _ type: AssetPack.InstallationEventType) -> String {
+        if pack.status.contains(.obsolete) { return "the catalog does not list it" }
+        let events = pack.downloadPolicy.installationEventTypes.map(\.rawValue).joined(separator: ", ")
+        return events.isEmpty ? "on demand (assetpack fetch downloads it)"
+            : "its \(pack.downloadPolicy.name) policy is for \(events), not \(type.rawValue)"
     }
 
     private static func report(_ line: DownloadJSON, json: Bool) {

@@ -89,6 +89,7 @@ expectError(.notAFile, "directory as pack") { _ = try manager.installPack(at: wo
 check(try manager.allAssetPacks().map(\.id) == ["com.example.Consumer"], "allAssetPacks")
 let installed = try manager.assetPack(withID: "com.example.Consumer")
 check(installed.downloadPolicy == .prefetch([.firstInstallation]) && installed.platforms == [.linux], "policy and platforms")
+check(installed.supports(.linux) && !installed.supports(.iOS), "a pack supports the platforms it lists")
 check(installed.downloadPolicy.name == "prefetch" && installed.downloadPolicy.installationEventTypes == [.firstInstallation], "policy name")
 expectError(.assetPackNotFound, "missing pack") { _ = try manager.assetPack(withID: "nope") }
 check(try manager.contents(at: "Levels/1.json") == level, "contents")
@@ -155,6 +156,8 @@ check(try uncached.descriptor(for: "intro.m4v", options: .standalone).data() == 
 // The daemon and its client.
 var daemonConfiguration = DescriptorDaemon.Configuration()
 daemonConfiguration.maximumDownloads = 1
+daemonConfiguration.downloadDeadlines = AssetPackManager.Deadlines(minimumBytesPerSecond: 512, minimumSpeedInterval: 30,
+                                                                   maximumDownloadTime: 3600)
 daemonConfiguration.acceptsSocketActivation = true  // no LISTEN_* here: it binds daemon.sock itself
 let daemon = try DescriptorDaemon(manager: manager, configuration: daemonConfiguration)
 check(!daemon.isSocketActivated, "a daemon that bound its socket")
@@ -196,8 +199,10 @@ let reloaded = try AssetPackSigningKey.load(path: work + "/k.key")
 check(publicKey.keyID.count == 16 && reloaded.publicKey == publicKey, "key files")
 expectError(.invalidKey, "bad public key") { _ = try AssetPackPublicKey("ed25519:nope") }
 let published = try AssetPackPublisher.publish(packsAt: [work + "/Consumer.zip"], to: work + "/site",
-                                               options: AssetPackPublisher.Options(signingKey: signingKey, expires: Date().addingTimeInterval(3600)))
+                                               options: AssetPackPublisher.Options(signingKey: signingKey, expires: Date().addingTimeInterval(3600),
+                                                                                   channel: AssetPackCatalog.defaultChannel))
 check(published.changes.map(\.kind) == [.published] && published.catalog.sequence == 1, "publish")
+check(published.catalog.channel == "default", "the catalog names its channel")
 let entry = published.catalog.entry(withID: "com.example.Consumer")
 check(entry?.version == 1 && entry?.sha256 == inspected.sha256 && entry?.size == inspected.size, "catalog entry")
 check(entry?.url(relativeTo: URL(string: "https://cdn.example.com/site/catalog.json")!)?.absoluteString
@@ -219,12 +224,17 @@ check(accepted == published.catalog, "verifier accepts")
 let sequence = try verifier.acceptedSequence(source: "https://cdn.example.com/site/catalog.json")
 check(sequence == 1, "accepted sequence")
 expectError(.catalogUnsigned, "unsigned") { _ = try verifier.accept(catalog: catalogBytes, signature: nil, source: "s") }
-let older = AssetPackCatalog(sequence: 0, published: Date(), expires: nil, packs: [])
+let older = AssetPackCatalog(sequence: 0, published: Date(), expires: nil, packs: [], channel: "default")
 expectError(.catalogRollback, "rollback") {
     _ = try verifier.accept(catalog: older.encoded(), signature: signingKey.signature(for: older.encoded()),
                             source: "https://cdn.example.com/site/catalog.json")
 }
 expectError(.invalidCatalog, "bad catalog") { _ = try AssetPackCatalog.parse(Data("{}".utf8), source: "c") }
+let betaVerifier = AssetPackCatalogVerifier(publicKey: publicKey, container: container, channel: "beta")
+check(betaVerifier.channel == "beta" && verifier.channel == "default", "verifier channels")
+expectError(.catalogChannelMismatch, "another channel") {
+    _ = try betaVerifier.accept(catalog: catalogBytes, signature: signatureBytes, source: "https://cdn.example.com/site/catalog.json")
+}
 check(AssetPackCatalogVerifier(publicKey: nil, stateDirectory: work + "/trust").publicKey == nil, "keyless verifier")
 
 // Downloads: the published site served over HTTP on 127.0.0.1 (python3's
@@ -251,6 +261,9 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
     source.maximumAttempts = 2
     source.initialBackoff = 0.01
     source.stallTimeout = 10
+    source.channel = AssetPackCatalog.defaultChannel
+    source.deadlines.minimumBytesPerSecond = 256
+    source.deadlines.maximumDownloadTime = 600
     do {
         let downloader = try AssetPackManager(container: container, options: AssetPackManager.Options(catalog: source))
         check(downloader.catalogSource == source, "catalog source")
@@ -321,6 +334,12 @@ func downloads(port: String, work: String, container: AssetPackManager.Container
         expectError(.unsupportedURL, "a source that is not http(s)") {
             try manager.addConfiguredSource(.init(url: "ftp://127.0.0.1/catalog.json", publicKey: publicKey))
         }
+        check(AssetPackManager.ConfiguredSource(url: source.url, publicKey: publicKey).channel == AssetPackCatalog.defaultChannel,
+              "a source's channel is the default one unless given")
+        expectError(.invalidOption, "a source's channel that is not a channel name") {
+            try manager.addConfiguredSource(.init(url: source.url, publicKey: publicKey, channel: "a/b"))
+        }
+        check(AssetPackError.Reason(rawValue: 873) == .channelNotConfigured, "the reason of another channel than the configured one")
         check(try manager.removeConfiguredSource(url: source.url, publicKey: publicKey) == 1 && manager.configuredSources().isEmpty, "removed")
         let local = try await manager.allAssetPacks()
         check(local.map(\.id) == ["com.example.Consumer"] && local[0].status == .downloaded,

@@ -1,5 +1,3 @@
-import AssetSystem
-
 /// HTTP dates (RFC 9110 §5.6.7), in seconds since 1970 UTC, without the C
 /// library's locale or time zone.
 package enum HTTPDate {
